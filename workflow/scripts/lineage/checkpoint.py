@@ -1,0 +1,216 @@
+"""Checkpoint directories of the lineage: write them whole or not at all, verify before reading.
+
+A checkpoint is a Hugging Face directory (sharded safetensors + index, `config.json`,
+tokenizer files) plus the bundle files served with the model and a `lineage.json` that
+records where it came from and the sha256 of every file. Readers call `verify_checkpoint`
+first, so a truncated or altered shard is refused before anything trains on it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lineage.io import atomic_path, sha256_file, sha256_json
+from lineage.shards import INDEX_NAME, CheckpointError, ShardWriter, shard_files, weight_map
+
+LINEAGE_NAME = "lineage.json"
+BUNDLE_FILES = ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+CONFIG_NAME = "config.json"
+
+__all__ = [
+    "BUNDLE_FILES",
+    "CheckpointError",
+    "LINEAGE_NAME",
+    "copy_companion_files",
+    "init_root",
+    "load_model",
+    "read_lineage",
+    "save_checkpoint",
+    "verify_checkpoint",
+    "write_lineage",
+]
+
+
+def read_lineage(directory: str | os.PathLike) -> dict[str, Any]:
+    """The checkpoint's lineage record; external checkpoints without one get a synthesised record."""
+    directory = Path(directory)
+    path = directory / LINEAGE_NAME
+    if path.is_file():
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise CheckpointError(f"{path}: invalid JSON ({err.msg} at line {err.lineno})") from None
+    weight_map(directory)  # raises a clear error for missing or pickled weights
+    return {"run": directory.name, "kind": "external", "root": external_root(directory), "files": {}}
+
+
+def external_root(directory: str | os.PathLike) -> dict[str, str]:
+    """Identity of a checkpoint that was not built here: a hash of its config, index and shard sizes.
+
+    Cheap (no pass over tens of GB of shards) yet changes whenever the weights' files change.
+    """
+    directory = Path(directory)
+    sizes = {name: (directory / name).stat().st_size for name in shard_files(directory)}
+    config = (directory / CONFIG_NAME).read_text() if (directory / CONFIG_NAME).is_file() else ""
+    index = (directory / INDEX_NAME).read_text() if (directory / INDEX_NAME).is_file() else ""
+    return {"run": directory.name, "fingerprint": sha256_json([config, index, sizes])}
+
+
+def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
+    """The initialisation a checkpoint descends from (shared by all runs trained from it)."""
+    root = lineage.get("root")
+    if not root:
+        raise CheckpointError(f"lineage of run {lineage.get('run')!r} has no 'root' entry")
+    return dict(root)
+
+
+def verify_checkpoint(directory: str | os.PathLike) -> dict[str, Any]:
+    """Check every file listed in lineage.json against its sha256; return the lineage record.
+
+    Raises CheckpointError naming the first missing, truncated or altered file.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"{directory}: checkpoint directory does not exist")
+    lineage = read_lineage(directory)
+    for name, expected in sorted(lineage.get("files", {}).items()):
+        path = directory / name
+        if not path.is_file():
+            raise CheckpointError(f"{path}: listed in {LINEAGE_NAME} but missing")
+        actual = sha256_file(path)
+        if actual != expected:
+            raise CheckpointError(
+                f"{path}: sha256 {actual[:16]}… does not match {expected[:16]}… recorded in {LINEAGE_NAME}; "
+                "the file is truncated or was altered. Rebuild this checkpoint (snakemake --forcerun <run>)."
+            )
+    for shard in shard_files(directory):
+        if not (directory / shard).is_file():
+            raise CheckpointError(f"{directory / shard}: listed in {INDEX_NAME} but missing")
+    return lineage
+
+
+def write_lineage(directory: str | os.PathLike, record: Mapping[str, Any]) -> dict[str, Any]:
+    """Write lineage.json with the sha256 of every other file in the directory."""
+    directory = Path(directory)
+    files = {
+        str(p.relative_to(directory)): sha256_file(p)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != LINEAGE_NAME and not p.name.startswith(".snakemake")
+    }
+    full = {**record, "files": files}
+    (directory / LINEAGE_NAME).write_text(json.dumps(full, indent=2, default=str) + "\n")
+    return full
+
+
+def copy_companion_files(source: str | os.PathLike, target: str | os.PathLike, names: Iterable[str] | None = None) -> None:
+    """Copy config, tokenizer and bundle files (whichever exist) from one checkpoint to another."""
+    source, target = Path(source), Path(target)
+    for name in names or (CONFIG_NAME, *TOKENIZER_FILES, *BUNDLE_FILES):
+        if (source / name).is_file():
+            shutil.copy2(source / name, target / name)
+
+
+def code_version() -> str:
+    """The git commit of the workflow (with '-dirty' when the tree has local edits), or 'unknown'."""
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def lineage_record(
+    *,
+    run: str,
+    kind: str,
+    root: Mapping[str, str],
+    parents: list[Mapping[str, Any]] | None = None,
+    recipe: Mapping[str, Any] | None = None,
+    data: list[Mapping[str, Any]] | None = None,
+    started: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Assemble the common fields of a lineage record (files are added by write_lineage)."""
+    return {
+        "run": run,
+        "kind": kind,
+        "root": dict(root),
+        "parents": [dict(p) for p in parents or []],
+        "recipe": dict(recipe or {}),
+        "config_hash": sha256_json(recipe or {}),
+        "data": [dict(d) for d in data or []],
+        "code_version": code_version(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "wall_time_s": round(time.time() - started, 3) if started else None,
+        **extra,
+    }
+
+
+def parent_entry(run: str, directory: str | os.PathLike) -> dict[str, Any]:
+    """How a child records one parent: name, path and the hash of the parent's lineage file."""
+    directory = Path(directory)
+    lineage_file = directory / LINEAGE_NAME
+    return {
+        "run": run,
+        "path": str(directory),
+        "lineage_sha256": sha256_file(lineage_file) if lineage_file.is_file() else None,
+    }
+
+
+def save_checkpoint(
+    out_dir: str | os.PathLike,
+    state_dict: Mapping[str, torch.Tensor],
+    *,
+    config: Any,
+    companions_from: str | os.PathLike | None,
+    lineage: Mapping[str, Any],
+    dtype: torch.dtype | None = None,
+    max_shard_bytes: int = 2 * 1024**3,
+) -> dict[str, Any]:
+    """Write a complete checkpoint directory atomically and return its lineage record.
+
+    `config` is a transformers PretrainedConfig (saved as config.json); tokenizer and bundle
+    files are copied from `companions_from`. Nothing appears at `out_dir` unless all of it was written.
+    """
+    with atomic_path(out_dir) as tmp:
+        tmp.mkdir()
+        with ShardWriter(tmp, max_shard_bytes=max_shard_bytes) as writer:
+            for name, tensor in state_dict.items():
+                writer.add(name, tensor.to(dtype) if dtype is not None and tensor.is_floating_point() else tensor)
+        if companions_from is not None:
+            copy_companion_files(companions_from, tmp, (*TOKENIZER_FILES, *BUNDLE_FILES))
+        if dtype is not None:
+            config.dtype = dtype
+        config.save_pretrained(tmp)
+        record = write_lineage(tmp, lineage)
+    return record
+
+
+def load_model(directory: str | os.PathLike, *, dtype: torch.dtype | None = None, device: str | torch.device = "cpu",
+               trust_remote_code: bool = False):
+    """Verify a checkpoint, then load it with transformers from safetensors only."""
+    from transformers import AutoModelForCausalLM
+
+    verify_checkpoint(directory)
+    model = AutoModelForCausalLM.from_pretrained(
+        directory, dtype=dtype, use_safetensors=True, trust_remote_code=trust_remote_code
+    )
+    return model.to(device)

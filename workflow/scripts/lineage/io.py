@@ -1,0 +1,122 @@
+"""Small, safe file I/O: JSONL with line-precise errors, and outputs that appear atomically.
+
+Snakemake treats an existing output as complete, so every writer here goes through a
+temporary sibling that is renamed into place only after it is fully written and flushed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+class DataError(ValueError):
+    """Bad input data; the message names the file, the line and the field."""
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line_number, object) for each non-empty line; raise DataError on bad JSON."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}:{line_no}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{line_no}: invalid JSON ({err.msg} at column {err.colno})") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}:{line_no}: expected a JSON object, got {type(obj).__name__}")
+            yield line_no, obj
+
+
+def load_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a whole JSONL file into a list of objects."""
+    return [obj for _, obj in read_jsonl(path)]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary sibling path; rename it onto `path` only if the block succeeds.
+
+    Works for files and directories. On any error the temporary is removed, so a later run
+    never mistakes a half-written output for a finished one.
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    target = tmp / final.name
+    try:
+        yield target
+        _fsync_tree(target)
+        if final.is_dir() and not final.is_symlink():
+            shutil.rmtree(final)
+        os.replace(target, final)
+        _fsync_dir(final.parent)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fsync_tree(path: Path) -> None:
+    """Flush a file, or every file of a directory, to disk before the rename publishes it."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for file in files:
+        with open(file, "rb") as handle:
+            os.fsync(handle.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
+    """Write rows as JSONL atomically; return the number of rows written."""
+    count = 0
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write one JSON document atomically, indented for people to read."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a text file atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def sha256_file(path: str | os.PathLike, chunk_bytes: int = 1 << 24) -> str:
+    """Hex sha256 of a file, read in chunks so large shards never sit in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_bytes):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sha256_json(obj: Any) -> str:
+    """Stable sha256 of a JSON-serialisable value (sorted keys), for config hashes."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(blob).hexdigest()
