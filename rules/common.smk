@@ -1,0 +1,199 @@
+"""Config validation, the run table and the path helpers every rule file uses."""
+
+import hashlib
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.19")
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+
+from lineage.config_checks import check_config  # noqa: E402
+
+configfile: "config.yaml"
+
+
+validate(config, "../workflow/schemas/config.schema.yaml")
+check_config(config)
+
+SCALE = config["scale"]
+SCALE_CFG = config["scales"][SCALE]
+RECIPE = config["recipe"]
+RUNS = config["runs"]
+DATASETS = config["datasets"]
+
+OUT = f"results/{SCALE}"
+DATA = f"{OUT}/data"
+MODELS = f"{OUT}/models"
+EVAL = f"{OUT}/eval"
+LOGS = f"logs/{SCALE}"
+BENCH = f"{OUT}/benchmarks"
+STATE = f"state/{SCALE}"  # resumable training state: outside every declared output
+
+def _python():
+    """The interpreter for scripts: the rule's conda env when deploying with conda, else ours."""
+    methods = {str(m).lower() for m in workflow.deployment_settings.deployment_method}
+    return "python" if any("conda" in m for m in methods) else shlex.quote(sys.executable)
+
+
+PYTHON = _python()
+
+
+def runs_of(*kinds, rejected=None):
+    """Run names of the given kinds (in config order), optionally only (non-)rejected ones."""
+    return [
+        name
+        for name, run in RUNS.items()
+        if run["kind"] in kinds and (rejected is None or run.get("rejected", False) == rejected)
+    ]
+
+
+def one_of(names):
+    """A wildcard regex matching exactly these names (or nothing when the list is empty)."""
+    return "|".join(names) if names else "(?!x)x"
+
+
+SFT_RUNS = runs_of("sft")
+DPO_RUNS = runs_of("dpo")
+SOUP_RUNS = runs_of("soup")
+PUBLISHED_RUNS = [name for name, run in RUNS.items() if not run.get("rejected", False)]
+REJECTED_RUNS = [name for name, run in RUNS.items() if run.get("rejected", False)]
+TABLE_RUNS = config["eval_table"]["columns"]
+STAGE1_BUILT = SCALE_CFG["stage1"]["build"]
+EXTERNAL_RUNS = runs_of("external")
+
+wildcard_constraints:
+    run="[A-Za-z][A-Za-z0-9_]*",
+    dataset="[A-Za-z][A-Za-z0-9_]*",
+    part="[ABC]",
+
+
+# --- paths --------------------------------------------------------------------------------------
+
+
+def model_dir(run):
+    """Checkpoint directory of a run: built under results/, or the external path at full scale."""
+    if RUNS[run]["kind"] == "external" and not STAGE1_BUILT:
+        return SCALE_CFG["stage1"]["path"]
+    return f"{MODELS}/{run}"
+
+
+def dataset_path(name):
+    """Where the data stage writes a named data set."""
+    kind = DATASETS[name]["kind"]
+    if kind == "winners":
+        return f"{DATA}/sets/{name}.jsonl"
+    if kind == "pairs":
+        return f"{DATA}/pairs.jsonl"
+    return f"{DATA}/general_mix.jsonl"
+
+
+def card_winner_set():
+    """The winner data set the card counts (decisive battles only, the largest repetition)."""
+    sets = [n for n, d in DATASETS.items() if d["kind"] == "winners" and not d.get("ties")]
+    return max(sets, key=lambda n: DATASETS[n].get("repeat", 1))
+
+
+def stage1_tokenizer():
+    """The Stage-1 tokenizer (length filters count its tokens)."""
+    return f"{OUT}/stage1/tokenizer" if STAGE1_BUILT else SCALE_CFG["stage1"]["path"]
+
+
+# --- training arguments -------------------------------------------------------------------------
+
+
+def train_settings(run):
+    """The scale's training settings with this run's per-scale overrides applied."""
+    return {**SCALE_CFG["train"], **RUNS[run].get("overrides", {}).get(SCALE, {})}
+
+
+def recipe_of(run):
+    """Every value that shapes a training run; passed through params so a change reruns it."""
+    spec, train = RUNS[run], train_settings(run)
+    recipe = {
+        "lr": spec["lr"],
+        "schedule": spec["schedule"],
+        "steps": spec["steps"],
+        "warmup_steps": spec.get("warmup_steps", RECIPE["warmup_steps"]),
+        "seed": RECIPE["seed"],
+        "weight_decay": RECIPE["optimizer"]["weight_decay"],
+        "adam_betas": ",".join(str(b) for b in RECIPE["optimizer"]["betas"]),
+        "grad_clip": RECIPE["optimizer"]["grad_clip"],
+        "global_batch_rows": train["global_batch_rows"],
+        "micro_batch_rows": train["micro_batch_rows"],
+        "max_length": train["max_length"],
+        "precision": train["precision"],
+        "save_every": train["save_every"],
+    }
+    if spec["kind"] == "dpo":
+        recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
+    return recipe
+
+
+def cli_args(values):
+    """Render a dict as shell-quoted `--key value` flags (keys with _ become -)."""
+    parts = []
+    for key, value in values.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(flag if value else "")
+        else:
+            parts.append(f"{flag} {shlex.quote(str(value))}")
+    return " ".join(p for p in parts if p)
+
+
+def launcher(run):
+    """The command that starts a training script on this scale's processes (FSDP via accelerate)."""
+    train = train_settings(run)
+    cpu = " --cpu" if train["backend"] == "gloo" else ""
+    return (
+        f"{PYTHON} -m accelerate.commands.launch --num_processes {train['processes']} --num_machines 1"
+        f" --mixed_precision no --dynamo_backend no{cpu}"
+        f" --main_process_port {launch_port(run)}"
+    )
+
+
+def launch_port(run):
+    """A rendezvous port fixed per run, so parallel local jobs never collide."""
+    return 29500 + int(hashlib.sha256(run.encode()).hexdigest(), 16) % 2000
+
+
+def job_resources(kind):
+    """Resources of a job class at this scale, in the names the Slurm executor understands."""
+    res = SCALE_CFG["resources"][kind]
+    out = {"mem_mb": res["mem_mb"], "runtime": res["runtime"], "cpus_per_task": res["cpus"]}
+    if res.get("gpus"):
+        out["gpu"] = res["gpus"]
+        out["tasks_per_gpu"] = 0
+    return out
+
+
+# --- groups of targets --------------------------------------------------------------------------
+
+EVAL_PARTS = {
+    "mmlu": ["A", "B"],
+    "gsm8k": ["A", "B"],
+    "ifeval": ["A", "B", "C"],
+    "degen": ["A"],
+    "margin": ["A"],
+}
+
+
+def eval_files(run):
+    """Every benchmark result of one run."""
+    return [f"{EVAL}/{run}/{bench}_{part}.json" for bench, parts in EVAL_PARTS.items() for part in parts]
+
+
+def data_targets():
+    """Every data stage output and the audit."""
+    sets = sorted({dataset_path(name) for name in DATASETS})
+    return sets + [
+        f"{DATA}/holdout_pairs.jsonl",
+        f"{DATA}/audit.json",
+        f"{DATA}/audit.md",
+        f"{DATA}/audit.html",
+    ]

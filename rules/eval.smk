@@ -1,0 +1,124 @@
+"""Evaluation: one rule per benchmark and run, a column per run, and the card's table."""
+
+EVAL_CFG = SCALE_CFG["eval"]
+EVAL_CODE = sorted(str(p) for p in Path("workflow/scripts/lineage/evaluation").glob("*.py"))
+
+
+def eval_common(wc):
+    return (
+        f"--model {shlex.quote(model_dir(wc.run))} --device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
+        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']}"
+    )
+
+
+for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
+
+    rule:
+        name:
+            f"eval_{_bench}"
+        input:
+            model=lambda wc: model_dir(wc.run),
+            benchmark_items=EVAL_CFG["items"][_bench],
+            code=[f"workflow/scripts/eval_{_bench}.py", *EVAL_CODE],
+        output:
+            result=f"{EVAL}/{{run}}/{_bench}_{{part}}.json",
+            records=f"{EVAL}/{{run}}/{_bench}_{{part}}.records.jsonl",
+        params:
+            common=eval_common,
+            sizes=",".join(str(n) for n in EVAL_CFG["sizes"][_bench]),
+            max_new_tokens=EVAL_CFG["max_new_tokens"],
+            script=f"workflow/scripts/eval_{_bench}.py",
+        log:
+            f"{LOGS}/eval_{_bench}/{{run}}_{{part}}.log",
+        benchmark:
+            f"{BENCH}/eval_{_bench}/{{run}}_{{part}}.tsv"
+        resources:
+            **job_resources("eval"),
+        conda:
+            "../envs/eval.yaml"
+        shell:
+            "{PYTHON} {params.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
+            " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
+            " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
+
+
+rule eval_margin:
+    input:
+        model=lambda wc: model_dir(wc.run),
+        pairs=rules.battle_pairs.output.holdout_pairs,
+        code=["workflow/scripts/eval_margin.py", *EVAL_CODE],
+    output:
+        result=f"{EVAL}/{{run}}/margin_A.json",
+        records=f"{EVAL}/{{run}}/margin_A.records.jsonl",
+    params:
+        common=eval_common,
+    log:
+        f"{LOGS}/eval_margin/{{run}}.log",
+    benchmark:
+        f"{BENCH}/eval_margin/{{run}}.tsv"
+    resources:
+        **job_resources("eval"),
+    conda:
+        "../envs/eval.yaml"
+    shell:
+        "{PYTHON} workflow/scripts/eval_margin.py {params.common} --items {input.pairs}"
+        " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
+
+
+def table_flags(wc, input):
+    return " ".join(f"--result {r}" for r in input.results)
+
+
+TABLES = {
+    "eval_table": TABLE_RUNS,
+    "eval_table_ablations": TABLE_RUNS + REJECTED_RUNS,
+}
+
+
+rule make_eval_table:
+    """The card's table (and the one with the rejected runs as extra columns)."""
+    input:
+        results=lambda wc: [f for run in TABLES[wc.table] for f in eval_files(run)],
+        card="resources/card_eval_table.tsv",
+        code="workflow/scripts/make_eval_table.py",
+    output:
+        tsv=f"{OUT}/{{table}}.tsv",
+        md=report(f"{OUT}/{{table}}.md", category="Eval table"),
+        png=report(f"{OUT}/{{table}}.png", category="Eval table"),
+    wildcard_constraints:
+        table=one_of(list(TABLES)),
+    params:
+        results=table_flags,
+        columns=lambda wc: ",".join(TABLES[wc.table]),
+    log:
+        f"{LOGS}/make_eval_table/{{table}}.log",
+    localrule: True
+    conda:
+        "../envs/eval.yaml"
+    shell:
+        "{PYTHON} {input.code} {params.results} --columns {params.columns} --scale {SCALE}"
+        " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"
+        " --out-png {output.png} > {log} 2>&1"
+
+
+rule eval_column:
+    """One run's column of the table, written beside its benchmark results."""
+    input:
+        results=lambda wc: eval_files(wc.run),
+        card="resources/card_eval_table.tsv",
+        code="workflow/scripts/make_eval_table.py",
+    output:
+        tsv=f"{EVAL}/{{run}}/column.tsv",
+        md=f"{EVAL}/{{run}}/column.md",
+        png=f"{EVAL}/{{run}}/column.png",
+    params:
+        results=table_flags,
+    log:
+        f"{LOGS}/eval_column/{{run}}.log",
+    localrule: True
+    conda:
+        "../envs/eval.yaml"
+    shell:
+        "{PYTHON} {input.code} {params.results} --columns {wildcards.run} --scale {SCALE}"
+        " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"
+        " --out-png {output.png} > {log} 2>&1"

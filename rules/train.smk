@@ -1,0 +1,52 @@
+"""SFT and DPO runs of the lineage, one generic rule each; the run name is the wildcard.
+
+Every hyperparameter reaches the job through `params`, and the training code is an input, so a
+changed recipe or trainer reruns exactly that run and what descends from it. Resumable state
+lives in state/<scale>/<run>, outside the declared output that Snakemake deletes before a rerun.
+"""
+
+
+def train_inputs(wc):
+    run = RUNS[wc.run]
+    return {
+        "init": model_dir(run["parents"][0]),
+        "data": [dataset_path(d) for d in run["data"]],
+        "code": TRAIN_CODE,
+    }
+
+
+def data_flags(wc, input):
+    return " ".join(f"--data {shlex.quote(d)}" for d in input.data)
+
+
+for _kind, _runs in (("sft", SFT_RUNS), ("dpo", DPO_RUNS)):
+
+    rule:
+        name:
+            f"train_{_kind}"
+        input:
+            unpack(train_inputs),
+        output:
+            model=directory(f"{MODELS}/{{run}}"),
+        wildcard_constraints:
+            run=one_of(_runs),
+        params:
+            recipe=lambda wc: cli_args(recipe_of(wc.run)),
+            data=data_flags,
+            state_dir=lambda wc: f"{STATE}/{wc.run}",
+            metrics=lambda wc: f"{OUT}/metrics/{wc.run}.jsonl",
+            launch=lambda wc: launcher(wc.run),
+            script=f"workflow/scripts/train_{_kind}.py",
+        log:
+            f"{LOGS}/train_{_kind}/{{run}}.log",
+        benchmark:
+            f"{BENCH}/train_{_kind}/{{run}}.tsv"
+        threads: SCALE_CFG["resources"]["train"]["cpus"]
+        resources:
+            **job_resources("train"),
+        conda:
+            "../envs/train.yaml"
+        shell:
+            "{params.launch} {params.script} --run {wildcards.run} --init {input.init:q} {params.data}"
+            " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"
+            " --out {output.model} > {log} 2>&1"

@@ -1,0 +1,119 @@
+"""config.yaml is validated before anything runs: the schema, then lineage-wide checks.
+
+Each bad config must be refused with a message that names the offending key.
+"""
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from lineage.config_checks import ConfigError, check_config
+from workflow_helpers import REPO, snakemake
+
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def validate(config):
+    jsonschema.Draft202012Validator(SCHEMA).validate(config)
+    check_config(config, base_dir=REPO)
+
+
+def mutated(**changes):
+    config = copy.deepcopy(CONFIG)
+    for dotted, value in changes.items():
+        *path, last = dotted.split("__")
+        node = config
+        for key in path:
+            node = node[key]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = value
+    return config
+
+
+DELETE = object()
+
+
+def test_shipped_config_is_valid_and_every_key_is_commented():
+    validate(CONFIG)
+    text = (REPO / "config.yaml").read_text()
+    assert "# not given by the card" in text
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"runs__sftwF__lr": 0}, "lr"),
+        ({"runs__sftwF__lr": -1e-5}, "lr"),
+        ({"runs__sftwF__steps": 0}, "steps"),
+        ({"runs__sftwF__schedule": "cosine_with_restarts"}, "schedule"),
+        ({"scale": "huge"}, "scale"),
+        ({"runs__sftwF__kind": "ppo"}, "kind"),
+        ({"runs__sftwF__data": DELETE}, "data"),
+    ],
+)
+def test_schema_refuses_bad_values(changes, message):
+    with pytest.raises(jsonschema.ValidationError) as err:
+        validate(mutated(**changes))
+    assert message in str(err.value.path) + err.value.message + str(err.value.schema_path)
+
+
+def test_schema_refuses_unsafe_run_names():
+    config = copy.deepcopy(CONFIG)
+    config["runs"]["../evil"] = dict(config["runs"]["sftwF"])
+    with pytest.raises(jsonschema.ValidationError, match="does not match"):
+        validate(config)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"runs__sftwF__parents": ["nope"]}, "runs.sftwF.parents: 'nope' is not a run"),
+        ({"runs__sftwF__parents": ["stage1", "sftw2"]}, "runs.sftwF.parents: a sft run starts from exactly one"),
+        ({"runs__sftwF__data": ["missing_set"]}, "runs.sftwF.data: 'missing_set' is not a data set"),
+        ({"runs__sftwF__data": ["battle_pairs"]}, "runs.sftwF.data: an sft run needs chat rows"),
+        ({"runs__soupG__weights": [0.7, 0.7]}, "runs.soupG.weights: weights sum to 1.4"),
+        ({"runs__soupG__weights": [1.0]}, "runs.soupG.weights: 1 weights for 2 parents"),
+        ({"scales__embedded__train__micro_batch_rows": 3}, "global batch 16 rows cannot be split"),
+        ({"scales__embedded__export__path": "nowhere/battles.jsonl"}, "scales.embedded.export.path"),
+        ({"eval_table__columns": ["stage1", "ghost"]}, "eval_table.columns: 'ghost'"),
+    ],
+)
+def test_lineage_checks_name_the_key(changes, message):
+    with pytest.raises(ConfigError) as err:
+        validate(mutated(**changes))
+    assert message in str(err.value)
+
+
+def test_cycle_is_refused():
+    config = mutated(runs__sftw2__parents=["soup24"])
+    with pytest.raises(ConfigError, match="cycle: .*sftw2 -> soup24 -> sftw2"):
+        validate(config)
+
+
+def test_soup_of_different_initialisations_is_refused():
+    config = copy.deepcopy(CONFIG)
+    config["runs"]["other_base"] = {"kind": "external"}
+    config["runs"]["other_sft"] = dict(config["runs"]["sftwF"], parents=["other_base"])
+    config["runs"]["bad_soup"] = {"kind": "soup", "parents": ["sftwF", "other_sft"]}
+    with pytest.raises(ConfigError, match="runs.bad_soup.parents: .*different roots"):
+        validate(config)
+
+
+def test_full_scale_needs_the_stage1_checkpoint(tmp_path):
+    config = mutated(scale="full")
+    config["scales"]["full"]["export"]["path"] = "resources/card_counts.json"  # exists
+    with pytest.raises(ConfigError, match="scales.full.stage1.path: 'runs/dpo4/hf_step00124' does not exist"):
+        validate(config)
+
+
+def test_snakemake_refuses_a_bad_overlay_before_any_job(tmp_path):
+    overlay = tmp_path / "bad.yaml"
+    overlay.write_text("runs:\n  sftwF:\n    lr: -0.001\n")
+    proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
+    assert proc.returncode != 0
+    assert "lr" in proc.stderr + proc.stdout and "sftwF" in proc.stderr + proc.stdout

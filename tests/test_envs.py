@@ -1,0 +1,43 @@
+"""The conda environments in envs/ pin the same versions as the setup command's requirements."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pins(lines):
+    found = {}
+    for line in lines:
+        match = re.match(r"^\s*([A-Za-z0-9_.\-\[\]]+)==([^\s;#]+)", line)
+        if match:
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def env_pins(path):
+    pip = []
+    for dep in yaml.safe_load(path.read_text())["dependencies"]:
+        if isinstance(dep, dict):
+            pip += dep.get("pip", [])
+    return pins(pip)
+
+
+def test_every_env_pin_matches_requirements():
+    required = {}
+    for req in sorted(REPO.glob("requirements*.txt")):
+        required.update(pins(req.read_text().splitlines()))
+    envs = sorted((REPO / "envs").glob("*.yaml"))
+    assert envs, "envs/ holds no conda environment files"
+    for env in envs:
+        for name, version in env_pins(env).items():
+            assert name in required, f"{env.name}: {name} is not pinned in requirements*.txt"
+            assert version == required[name], f"{env.name}: {name}=={version}, requirements pin {required[name]}"
+
+
+def test_every_rule_env_exists():
+    for smk in (REPO / "rules").glob("*.smk"):
+        for env in re.findall(r'"\.\./(envs/[^"]+)"', smk.read_text()):
+            assert (REPO / env).is_file(), f"{smk.name} names {env}, which does not exist"

@@ -1,0 +1,46 @@
+"""Run the workflow's Snakemake CLI from tests and read its dry-run plans and DAGs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def snakemake(*args: str, cwd: Path = REPO, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run `python -m snakemake ARGS` in `cwd` with this interpreter; fail with its output."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def planned_jobs(*args: str, cwd: Path = REPO) -> dict[str, int]:
+    """Rule name -> job count from the 'Job stats' table of a dry run."""
+    out = snakemake("-n", *args, cwd=cwd).stdout
+    if "Nothing to be done" in out:
+        return {}
+    table = out.split("Job stats:", 1)[1]
+    counts = {}
+    for line in table.splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def dag_edges(*args: str, cwd: Path = REPO) -> set[tuple[str, str]]:
+    """Edges of `snakemake --dag` as ('rule[:wildcards]', 'rule[:wildcards]') pairs (parent, child)."""
+    dot = snakemake("--dag", *args, cwd=cwd).stdout
+    labels = {}
+    for node, label in re.findall(r'^\s*(\d+)\[label = "([^"]*)"', dot, flags=re.M):
+        rule, *wildcards = label.split("\\n")
+        values = [w.split(": ", 1)[1] for w in wildcards if ": " in w]
+        labels[node] = ":".join([rule, *values])
+    return {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M)}
