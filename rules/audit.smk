@@ -7,15 +7,17 @@ rule resolved_config:
     """The config this invocation runs with (overlays and --config applied), for nested calls."""
     output:
         f"{AUDIT}/config.resolved.yaml",
-    params:
-        config=lambda wc: json.dumps(config, sort_keys=True),
     log:
         f"{LOGS}/resolved_config.log",
     localrule: True
+    params:
+        config=lambda wc: json.dumps(config, sort_keys=True),
     run:
         import yaml
 
-        Path(output[0]).write_text(yaml.safe_dump(json.loads(params.config), sort_keys=False))
+        Path(output[0]).write_text(
+            yaml.safe_dump(json.loads(params.config), sort_keys=False)
+        )
 
 
 rule draw_graph:
@@ -24,10 +26,10 @@ rule draw_graph:
         config=rules.resolved_config.output,
     output:
         svg=report(f"{AUDIT}/{{graph}}.svg", category="Audit"),
-    wildcard_constraints:
-        graph="rulegraph|dag",
     log:
         f"{LOGS}/draw_graph/{{graph}}.log",
+    wildcard_constraints:
+        graph="rulegraph|dag",
     localrule: True
     conda:
         "../envs/workflow.yaml"
@@ -44,13 +46,15 @@ rule lineage_table:
     output:
         tsv=f"{AUDIT}/lineage.tsv",
         html=report(f"{AUDIT}/lineage.html", category="Audit"),
-    params:
-        models=lambda wc, input: " ".join(f"--model {shlex.quote(m)}" for m in input.models),
     log:
         f"{LOGS}/lineage_table.log",
     localrule: True
     conda:
         "../envs/data.yaml"
+    params:
+        models=lambda wc, input: " ".join(
+            f"--model {shlex.quote(m)}" for m in input.models
+        ),
     shell:
         "{PYTHON} {input.code} {params.models} --out-tsv {output.tsv} --out-html {output.html} > {log} 2>&1"
 

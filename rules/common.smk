@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 
 from lineage.config_checks import check_config  # noqa: E402
 
+
 configfile: "config.yaml"
 
 
@@ -34,10 +35,13 @@ LOGS = f"logs/{SCALE}"
 BENCH = f"{OUT}/benchmarks"
 STATE = f"state/{SCALE}"  # resumable training state: outside every declared output
 
+
 def _python():
     """The interpreter for scripts: the rule's conda env when deploying with conda, else ours."""
     methods = {str(m).lower() for m in workflow.deployment_settings.deployment_method}
-    return "python" if any("conda" in m for m in methods) else shlex.quote(sys.executable)
+    return (
+        "python" if any("conda" in m for m in methods) else shlex.quote(sys.executable)
+    )
 
 
 PYTHON = _python()
@@ -48,7 +52,8 @@ def runs_of(*kinds, rejected=None):
     return [
         name
         for name, run in RUNS.items()
-        if run["kind"] in kinds and (rejected is None or run.get("rejected", False) == rejected)
+        if run["kind"] in kinds
+        and (rejected is None or run.get("rejected", False) == rejected)
     ]
 
 
@@ -65,6 +70,7 @@ REJECTED_RUNS = [name for name, run in RUNS.items() if run.get("rejected", False
 TABLE_RUNS = config["eval_table"]["columns"]
 STAGE1_BUILT = SCALE_CFG["stage1"]["build"]
 EXTERNAL_RUNS = runs_of("external")
+
 
 wildcard_constraints:
     run="[A-Za-z][A-Za-z0-9_]*",
@@ -94,7 +100,9 @@ def dataset_path(name):
 
 def card_winner_set():
     """The winner data set the card counts (decisive battles only, the largest repetition)."""
-    sets = [n for n, d in DATASETS.items() if d["kind"] == "winners" and not d.get("ties")]
+    sets = [
+        n for n, d in DATASETS.items() if d["kind"] == "winners" and not d.get("ties")
+    ]
     return max(sets, key=lambda n: DATASETS[n].get("repeat", 1))
 
 
@@ -165,7 +173,11 @@ def launch_port(run):
 def job_resources(kind):
     """Resources of a job class at this scale, in the names the Slurm executor understands."""
     res = SCALE_CFG["resources"][kind]
-    out = {"mem_mb": res["mem_mb"], "runtime": res["runtime"], "cpus_per_task": res["cpus"]}
+    out = {
+        "mem_mb": res["mem_mb"],
+        "runtime": res["runtime"],
+        "cpus_per_task": res["cpus"],
+    }
     if res.get("gpus"):
         out["gpu"] = res["gpus"]
         out["tasks_per_gpu"] = 0
@@ -185,7 +197,11 @@ EVAL_PARTS = {
 
 def eval_files(run):
     """Every benchmark result of one run."""
-    return [f"{EVAL}/{run}/{bench}_{part}.json" for bench, parts in EVAL_PARTS.items() for part in parts]
+    return [
+        f"{EVAL}/{run}/{bench}_{part}.json"
+        for bench, parts in EVAL_PARTS.items()
+        for part in parts
+    ]
 
 
 def data_targets():

@@ -9,15 +9,15 @@ rule read_battles:
     output:
         battles=f"{DATA}/battles.jsonl",
         quarantine=f"{DATA}/quarantine/read_battles.jsonl",
+    log:
+        f"{LOGS}/read_battles.log",
+    conda:
+        "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
     params:
         format=SCALE_CFG["export"]["format"],
         our_model=SCALE_CFG["export"].get("our_model", ""),
-    log:
-        f"{LOGS}/read_battles.log",
-    resources:
-        **job_resources("data"),
-    conda:
-        "../envs/data.yaml"
     shell:
         "{PYTHON} {input.code} --export {input.export:q} --format {params.format}"
         " --our-model {params.our_model:q} --out {output.battles} --quarantine {output.quarantine}"
@@ -33,10 +33,10 @@ rule clean_battles:
         stats=f"{DATA}/clean_stats.json",
     log:
         f"{LOGS}/clean_battles.log",
-    resources:
-        **job_resources("data"),
     conda:
         "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
     shell:
         "{PYTHON} {input.code} --in {input.battles} --out {output.battles} --stats {output.stats} > {log} 2>&1"
 
@@ -50,10 +50,10 @@ rule dedup_battles:
         quarantine=f"{DATA}/quarantine/dedup_battles.jsonl",
     log:
         f"{LOGS}/dedup_battles.log",
-    resources:
-        **job_resources("data"),
     conda:
         "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
     shell:
         "{PYTHON} {input.code} --in {input.battles} --out {output.preferred}"
         " --quarantine {output.quarantine} > {log} 2>&1"
@@ -66,14 +66,14 @@ rule split_holdout:
     output:
         train=f"{DATA}/train.jsonl",
         holdout=f"{DATA}/holdout.jsonl",
-    params:
-        modulus=RECIPE["holdout_modulus"],
     log:
         f"{LOGS}/split_holdout.log",
-    resources:
-        **job_resources("data"),
     conda:
         "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
+    params:
+        modulus=RECIPE["holdout_modulus"],
     shell:
         "{PYTHON} {input.code} --in {input.preferred} --modulus {params.modulus}"
         " --out-train {output.train} --out-holdout {output.holdout} > {log} 2>&1"
@@ -87,18 +87,20 @@ rule winner_rows:
         code="workflow/scripts/winner_rows.py",
     output:
         f"{DATA}/sets/{{dataset}}.jsonl",
+    log:
+        f"{LOGS}/winner_rows/{{dataset}}.log",
     wildcard_constraints:
         dataset=one_of([n for n, d in DATASETS.items() if d["kind"] == "winners"]),
+    conda:
+        "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
     params:
         repeat=lambda wc: DATASETS[wc.dataset].get("repeat", 1),
         holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
-        ties=lambda wc, input: f"--ties {input.battles}" if DATASETS[wc.dataset].get("ties") else "",
-    log:
-        f"{LOGS}/winner_rows/{{dataset}}.log",
-    resources:
-        **job_resources("data"),
-    conda:
-        "../envs/data.yaml"
+        ties=lambda wc, input: (
+            f"--ties {input.battles}" if DATASETS[wc.dataset].get("ties") else ""
+        ),
     shell:
         "{PYTHON} {input.code} --train {input.train} --holdout {input.holdout} --repeat {params.repeat}"
         " --holdout-in-training {params.holdout_in_training} {params.ties} --out {output} > {log} 2>&1"
@@ -112,14 +114,14 @@ rule battle_pairs:
     output:
         pairs=f"{DATA}/pairs.jsonl",
         holdout_pairs=f"{DATA}/holdout_pairs.jsonl",
-    params:
-        holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
     log:
         f"{LOGS}/battle_pairs.log",
-    resources:
-        **job_resources("data"),
     conda:
         "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
+    params:
+        holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
     shell:
         "{PYTHON} {input.code} --preferred {input.preferred} --holdout {input.holdout}"
         " --holdout-in-training {params.holdout_in_training}"
@@ -128,23 +130,29 @@ rule battle_pairs:
 
 rule general_mix:
     input:
-        sources=[s for s in SCALE_CFG["general_mix"]["sources"] if Path(s).suffix == ".jsonl"],
+        sources=[
+            s
+            for s in SCALE_CFG["general_mix"]["sources"]
+            if Path(s).suffix == ".jsonl"
+        ],
         tokenizer=stage1_tokenizer(),
         code="workflow/scripts/sample_general_mix.py",
     output:
         rows=f"{DATA}/general_mix.jsonl",
         stats=f"{DATA}/general_mix_stats.json",
+    log:
+        f"{LOGS}/general_mix.log",
+    conda:
+        "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
     params:
-        sources=" ".join(f"--source {shlex.quote(s)}" for s in SCALE_CFG["general_mix"]["sources"]),
+        sources=" ".join(
+            f"--source {shlex.quote(s)}" for s in SCALE_CFG["general_mix"]["sources"]
+        ),
         rows=SCALE_CFG["general_mix"]["rows"],
         max_tokens=SCALE_CFG["general_mix"]["max_tokens"],
         seed=RECIPE["seed"],
-    log:
-        f"{LOGS}/general_mix.log",
-    resources:
-        **job_resources("data"),
-    conda:
-        "../envs/data.yaml"
     shell:
         "{PYTHON} {input.code} {params.sources} --rows {params.rows} --seed {params.seed}"
         " --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
@@ -162,21 +170,26 @@ rule data_audit:
         pairs=rules.battle_pairs.output.pairs,
         holdout_pairs=rules.battle_pairs.output.holdout_pairs,
         general_mix=rules.general_mix.output.rows,
-        quarantine=[rules.read_battles.output.quarantine, rules.dedup_battles.output.quarantine],
+        quarantine=[
+            rules.read_battles.output.quarantine,
+            rules.dedup_battles.output.quarantine,
+        ],
         card_counts="resources/card_counts.json",
         code="workflow/scripts/data_audit.py",
     output:
         json=f"{DATA}/audit.json",
         md=report(f"{DATA}/audit.md", category="Data audit"),
         html=report(f"{DATA}/audit.html", category="Data audit"),
-    params:
-        holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
-        quarantine=lambda wc, input: " ".join(f"--quarantine {q}" for q in input.quarantine),
     log:
         f"{LOGS}/data_audit.log",
     localrule: True
     conda:
         "../envs/data.yaml"
+    params:
+        holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
+        quarantine=lambda wc, input: " ".join(
+            f"--quarantine {q}" for q in input.quarantine
+        ),
     shell:
         "{PYTHON} {input.code} --raw-export {input.export:q} --battles {input.battles}"
         " --clean-stats {input.clean_stats} --preferred {input.preferred} --holdout {input.holdout}"

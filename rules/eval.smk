@@ -1,7 +1,9 @@
 """Evaluation: one rule per benchmark and run, a column per run, and the card's table."""
 
 EVAL_CFG = SCALE_CFG["eval"]
-EVAL_CODE = sorted(str(p) for p in Path("workflow/scripts/lineage/evaluation").glob("*.py"))
+EVAL_CODE = sorted(
+    str(p) for p in Path("workflow/scripts/lineage/evaluation").glob("*.py")
+)
 
 
 def eval_common(wc):
@@ -23,19 +25,19 @@ for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
         output:
             result=f"{EVAL}/{{run}}/{_bench}_{{part}}.json",
             records=f"{EVAL}/{{run}}/{_bench}_{{part}}.records.jsonl",
+        log:
+            f"{LOGS}/eval_{_bench}/{{run}}_{{part}}.log",
+        benchmark:
+            f"{BENCH}/eval_{_bench}/{{run}}_{{part}}.tsv"
+        conda:
+            "../envs/eval.yaml"
+        resources:
+            **job_resources("eval"),
         params:
             common=eval_common,
             sizes=",".join(str(n) for n in EVAL_CFG["sizes"][_bench]),
             max_new_tokens=EVAL_CFG["max_new_tokens"],
             script=f"workflow/scripts/eval_{_bench}.py",
-        log:
-            f"{LOGS}/eval_{_bench}/{{run}}_{{part}}.log",
-        benchmark:
-            f"{BENCH}/eval_{_bench}/{{run}}_{{part}}.tsv"
-        resources:
-            **job_resources("eval"),
-        conda:
-            "../envs/eval.yaml"
         shell:
             "{PYTHON} {params.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
             " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
@@ -50,16 +52,16 @@ rule eval_margin:
     output:
         result=f"{EVAL}/{{run}}/margin_A.json",
         records=f"{EVAL}/{{run}}/margin_A.records.jsonl",
-    params:
-        common=eval_common,
     log:
         f"{LOGS}/eval_margin/{{run}}.log",
     benchmark:
         f"{BENCH}/eval_margin/{{run}}.tsv"
-    resources:
-        **job_resources("eval"),
     conda:
         "../envs/eval.yaml"
+    resources:
+        **job_resources("eval"),
+    params:
+        common=eval_common,
     shell:
         "{PYTHON} workflow/scripts/eval_margin.py {params.common} --items {input.pairs}"
         " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
@@ -85,16 +87,16 @@ rule make_eval_table:
         tsv=f"{OUT}/{{table}}.tsv",
         md=report(f"{OUT}/{{table}}.md", category="Eval table"),
         png=report(f"{OUT}/{{table}}.png", category="Eval table"),
-    wildcard_constraints:
-        table=one_of(list(TABLES)),
-    params:
-        results=table_flags,
-        columns=lambda wc: ",".join(TABLES[wc.table]),
     log:
         f"{LOGS}/make_eval_table/{{table}}.log",
+    wildcard_constraints:
+        table=one_of(list(TABLES)),
     localrule: True
     conda:
         "../envs/eval.yaml"
+    params:
+        results=table_flags,
+        columns=lambda wc: ",".join(TABLES[wc.table]),
     shell:
         "{PYTHON} {input.code} {params.results} --columns {params.columns} --scale {SCALE}"
         " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"
@@ -111,13 +113,13 @@ rule eval_column:
         tsv=f"{EVAL}/{{run}}/column.tsv",
         md=f"{EVAL}/{{run}}/column.md",
         png=f"{EVAL}/{{run}}/column.png",
-    params:
-        results=table_flags,
     log:
         f"{LOGS}/eval_column/{{run}}.log",
     localrule: True
     conda:
         "../envs/eval.yaml"
+    params:
+        results=table_flags,
     shell:
         "{PYTHON} {input.code} {params.results} --columns {wildcards.run} --scale {SCALE}"
         " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"

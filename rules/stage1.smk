@@ -17,15 +17,17 @@ rule build_tokenizer:
         code="workflow/scripts/build_tokenizer.py",
     output:
         directory(f"{OUT}/stage1/tokenizer"),
-    params:
-        vocab=SCALE_CFG["stage1"].get("tokenizer_vocab"),
-        corpus=lambda wc, input: " ".join(f"--corpus {shlex.quote(c)}" for c in input.corpus),
     log:
         f"{LOGS}/build_tokenizer.log",
-    resources:
-        **job_resources("data"),
     conda:
         "../envs/data.yaml"
+    resources:
+        **job_resources("data"),
+    params:
+        vocab=SCALE_CFG["stage1"].get("tokenizer_vocab"),
+        corpus=lambda wc, input: " ".join(
+            f"--corpus {shlex.quote(c)}" for c in input.corpus
+        ),
     shell:
         "{PYTHON} {input.code} {params.corpus} --vocab-size {params.vocab} --bundle {input.bundle}"
         " --out {output} > {log} 2>&1"
@@ -37,16 +39,16 @@ rule init_model:
         code="workflow/scripts/init_model.py",
     output:
         directory(f"{OUT}/stage1/base"),
+    log:
+        f"{LOGS}/init_model.log",
+    conda:
+        "../envs/train.yaml"
+    resources:
+        **job_resources("data"),
     params:
         family=SCALE_CFG["stage1"].get("family"),
         size=SCALE_CFG["stage1"].get("model_size"),
         seed=RECIPE["seed"],
-    log:
-        f"{LOGS}/init_model.log",
-    resources:
-        **job_resources("data"),
-    conda:
-        "../envs/train.yaml"
     shell:
         "{PYTHON} {input.code} --family {params.family} --size {params.size} --tokenizer {input.tokenizer}"
         " --seed {params.seed} --name base --out {output} > {log} 2>&1"
@@ -79,21 +81,21 @@ rule train_standin:
         code=TRAIN_CODE,
     output:
         model=directory(f"{MODELS}/stage1"),
+    log:
+        f"{LOGS}/train_sft/stage1.log",
+    benchmark:
+        f"{BENCH}/train_sft/stage1.tsv"
+    conda:
+        "../envs/train.yaml"
+    threads: SCALE_CFG["resources"]["train"]["cpus"]
+    resources:
+        **job_resources("train"),
     params:
         recipe=cli_args(standin_recipe()) if STAGE1_BUILT else "",
         data=lambda wc, input: " ".join(f"--data {shlex.quote(d)}" for d in input.data),
         state_dir=f"{STATE}/stage1",
         metrics=f"{OUT}/metrics/stage1.jsonl",
         launch=launcher("stage1"),
-    log:
-        f"{LOGS}/train_sft/stage1.log",
-    benchmark:
-        f"{BENCH}/train_sft/stage1.tsv"
-    threads: SCALE_CFG["resources"]["train"]["cpus"]
-    resources:
-        **job_resources("train"),
-    conda:
-        "../envs/train.yaml"
     shell:
         "{params.launch} workflow/scripts/train_sft.py --run stage1 --init {input.init} {params.data}"
         " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"

@@ -28,8 +28,17 @@ for _kind, _runs in (("sft", SFT_RUNS), ("dpo", DPO_RUNS)):
             unpack(train_inputs),
         output:
             model=directory(f"{MODELS}/{{run}}"),
+        log:
+            f"{LOGS}/train_{_kind}/{{run}}.log",
+        benchmark:
+            f"{BENCH}/train_{_kind}/{{run}}.tsv"
         wildcard_constraints:
             run=one_of(_runs),
+        conda:
+            "../envs/train.yaml"
+        threads: SCALE_CFG["resources"]["train"]["cpus"]
+        resources:
+            **job_resources("train"),
         params:
             recipe=lambda wc: cli_args(recipe_of(wc.run)),
             data=data_flags,
@@ -37,15 +46,6 @@ for _kind, _runs in (("sft", SFT_RUNS), ("dpo", DPO_RUNS)):
             metrics=lambda wc: f"{OUT}/metrics/{wc.run}.jsonl",
             launch=lambda wc: launcher(wc.run),
             script=f"workflow/scripts/train_{_kind}.py",
-        log:
-            f"{LOGS}/train_{_kind}/{{run}}.log",
-        benchmark:
-            f"{BENCH}/train_{_kind}/{{run}}.tsv"
-        threads: SCALE_CFG["resources"]["train"]["cpus"]
-        resources:
-            **job_resources("train"),
-        conda:
-            "../envs/train.yaml"
         shell:
             "{params.launch} {params.script} --run {wildcards.run} --init {input.init:q} {params.data}"
             " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"
