@@ -1,0 +1,80 @@
+"""General-mix sampling: chat-template length filter, seeded sampling without replacement, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sample_general_mix
+from lineage.general_mix import load_source
+from lineage.io import DataError
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"[UNK]": 0, "<|im_start|>": 1, "<|im_end|>": 2, "user": 3, "assistant": 4}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]",
+                                  additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
+    path = tmp_path_factory.mktemp("tok")
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture
+def source(tmp_path):
+    rows = []
+    for i in range(30):
+        words = " ".join(["w"] * (40 if i % 3 == 0 else 4))  # every third row is long
+        rows.append({"id": f"r{i}", "source": "mix", "messages": [{"role": "user", "content": words},
+                                                                    {"role": "assistant", "content": "ok"}]})
+    rows.append({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]})
+    path = tmp_path / "mix.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def run(tmp_path, source, tokenizer_dir, rows, seed=0):
+    out, stats = tmp_path / "gm.jsonl", tmp_path / "stats.json"
+    code = sample_general_mix.main(["--source", str(source), "--rows", str(rows), "--seed", str(seed),
+                                    "--tokenizer", tokenizer_dir, "--max-tokens", "20", "--out", str(out),
+                                    "--stats", str(stats)])
+    if code:
+        return code, None, None
+    return code, [json.loads(line) for line in out.read_text().splitlines()], json.loads(stats.read_text())
+
+
+def test_filter_and_seeded_sample(tmp_path, source, tokenizer_dir):
+    code, rows, stats = run(tmp_path, source, tokenizer_dir, 21)
+    assert code == 0 and len(rows) == 21
+    assert len({r["id"] for r in rows}) == 21  # without replacement
+    assert all(len(r["messages"][0]["content"].split()) < 40 for r in rows)  # long rows filtered
+    assert stats["rows_examined"] == 21 + stats["rows_too_long"] and stats["chat_template"] is True
+    assert {"id", "source", "messages"} == set(rows[0])
+    sharegpt = [r for r in rows if r["id"] == "mix:30"]
+    assert sharegpt and sharegpt[0]["messages"][1]["role"] == "assistant"
+    _, again, _ = run(tmp_path, source, tokenizer_dir, 21)
+    _, other, _ = run(tmp_path, source, tokenizer_dir, 5, seed=1)
+    assert again == rows and [r["id"] for r in other] != [r["id"] for r in rows[:5]]
+
+
+def test_too_few_rows_says_how_many(tmp_path, source, tokenizer_dir, capsys):
+    code, _, _ = run(tmp_path, source, tokenizer_dir, 22)
+    assert code == 1 and "only 21 of 31 rows" in capsys.readouterr().err  # 10 are over the limit
+
+
+def test_hub_failure_says_how_to_use_a_local_copy(monkeypatch):
+    import datasets
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    with pytest.raises(DataError, match="--source /path/to/rows.jsonl"):
+        load_source("allenai/tulu-3-sft-mixture")

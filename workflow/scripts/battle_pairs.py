@@ -1,0 +1,54 @@
+"""Build (prompt, chosen, rejected) pairs for DPO and for the battle-margin evaluation.
+
+A pair exists for every preferred answer whose losing answer is known (recorded, or recovered
+from another battle with the same winner: the card's 135 recovered pairs). The holdout prompts'
+pairs (29 in the card) are written separately for the margin evaluation, and left out of the
+training pairs when --holdout-in-training is false.
+
+Run as:
+    python workflow/scripts/battle_pairs.py --preferred results/data/preferred.jsonl \
+        --holdout results/data/holdout.jsonl --holdout-in-training true \
+        --out results/data/pairs.jsonl --out-holdout results/data/holdout_pairs.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lineage.cli import bool_arg
+from lineage.io import DataError, load_jsonl, write_jsonl
+from lineage.preferences import battle_pairs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preferred", required=True, help="preferred answers, all prompts (JSONL)")
+    parser.add_argument("--holdout", required=True, help="holdout prompts' preferred answers (JSONL)")
+    parser.add_argument("--holdout-in-training", type=bool_arg, default=True, help="true|false (card: true)")
+    parser.add_argument("--out", required=True, help="training pairs (JSONL)")
+    parser.add_argument("--out-holdout", required=True, help="holdout pairs (JSONL)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        preferred = load_jsonl(args.preferred)
+        holdout_prompts = {row["prompt_id"] for row in load_jsonl(args.holdout)}
+    except (DataError, OSError) as err:
+        print(f"battle_pairs: error: {err}", file=sys.stderr)
+        return 1
+    pairs, holdout_pairs = battle_pairs(preferred, holdout_prompts, args.holdout_in_training)
+    write_jsonl(args.out, pairs)
+    write_jsonl(args.out_holdout, holdout_pairs)
+    without = sum(row["rejected"] is None for row in preferred)
+    print(
+        f"battle_pairs: {len(pairs)} training pairs, {len(holdout_pairs)} holdout pairs; "
+        f"{without} preferred answers have no known loser"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

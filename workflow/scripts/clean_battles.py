@@ -1,0 +1,48 @@
+"""Strip citation artefacts (markers, source links, trailing Sources sections) from every answer.
+
+Both sides are cleaned, so preferred answers, rejected answers and tie answers all reach
+training without retrieval markers the model could learn to invent. The policy and the
+styles handled are documented in lineage/citations.py; the stats feed the data audit.
+
+Run as:
+    python workflow/scripts/clean_battles.py --in results/data/battles.jsonl \
+        --out results/data/battles_clean.jsonl --stats results/data/clean_stats.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lineage.citations import clean_battles
+from lineage.io import DataError, load_jsonl, write_json, write_jsonl
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--in", dest="inp", required=True, help="validated battles (JSONL)")
+    parser.add_argument("--out", required=True, help="battles with cleaned answers (JSONL)")
+    parser.add_argument("--stats", required=True, help="removal counts per marker style (JSON)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        rows = load_jsonl(args.inp)
+    except (DataError, OSError) as err:
+        print(f"clean_battles: error: {err}", file=sys.stderr)
+        return 1
+    cleaned, stats = clean_battles(rows)
+    write_jsonl(args.out, cleaned)
+    write_json(args.stats, stats)
+    markers = ", ".join(f"{style} {n}" for style, n in stats["markers"].items() if n)
+    print(
+        f"clean_battles: {stats['answers_changed']} of {stats['answers']} answers changed in {stats['battles']} "
+        f"battles; {stats['sections_dropped']} sources sections dropped ({markers or 'no markers'})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

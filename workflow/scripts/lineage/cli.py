@@ -1,0 +1,40 @@
+"""Argument helpers shared by the workflow scripts, so every script spells its flags the same way."""
+
+from __future__ import annotations
+
+import argparse
+
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+def bool_arg(value: str) -> bool:
+    """Parse `true|false` (also yes/no, 1/0, on/off) for flags that Snakemake fills from config."""
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def positive_int(value: str) -> int:
+    """An integer >= 1 (repetition factors, moduli, row counts)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {number}")
+    return number
+
+
+def fraction(value: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {number}")
+    return number

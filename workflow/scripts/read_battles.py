@@ -1,0 +1,57 @@
+"""Read the battle export, validate every row, and quarantine the rows that cannot be trusted.
+
+Every row read is either kept or quarantined with its file, line, field and reason, so the
+audit can account for all of them. If more than --max-quarantine-fraction of the rows are bad,
+the export is most likely in another format and the stage fails instead of training on a
+fraction of it. --strict fails on the first bad row.
+
+Run as:
+    python workflow/scripts/read_battles.py --export resources/sample/battles.jsonl --format native \
+        --out results/data/battles.jsonl --quarantine results/data/quarantine_read.jsonl
+    python workflow/scripts/read_battles.py --export arena.jsonl --format arena --our-model NAME ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lineage.battles import FORMATS, check_quarantine_fraction, read_export
+from lineage.cli import fraction
+from lineage.io import DataError, write_jsonl
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--export", required=True, help="the battle export (JSONL)")
+    parser.add_argument("--format", choices=FORMATS, default="native", help="native rows or Chatbot Arena rows")
+    parser.add_argument("--our-model", default=None, help="our model's name (required for --format arena)")
+    parser.add_argument("--out", required=True, help="validated battles (JSONL)")
+    parser.add_argument("--quarantine", required=True, help="rows set aside, with reasons (JSONL)")
+    parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of quarantining")
+    parser.add_argument(
+        "--max-quarantine-fraction", type=fraction, default=0.05, help="fail if more rows than this are bad"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = read_export(args.export, args.format, args.our_model, strict=args.strict)
+        check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
+    except (DataError, OSError) as err:
+        print(f"read_battles: error: {err}", file=sys.stderr)
+        return 1
+    write_jsonl(args.out, result.kept)
+    write_jsonl(args.quarantine, result.quarantine)
+    votes = ", ".join(f"{vote} {n}" for vote, n in result.vote_counts().items())
+    print(
+        f"read_battles: {result.n_read} rows read from {args.export}: {len(result.kept)} kept ({votes}), "
+        f"{len(result.quarantine)} quarantined"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

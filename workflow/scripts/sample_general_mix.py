@@ -1,0 +1,57 @@
+"""Sample the general-mix SFT rows from the Stage-1 mixture: seeded, length-filtered, chat format.
+
+Local JSONL sources are read directly; hub ids need hub access or an offline cache (the error
+says how to point --source at a local copy instead). The sampling rule is documented in
+lineage/general_mix.py.
+
+Run as:
+    python workflow/scripts/sample_general_mix.py --source resources/sample/general_mix.jsonl \
+        --rows 200 --seed 0 --tokenizer results/tokenizer --max-tokens 4096 \
+        --out results/data/general_mix.jsonl --stats results/data/general_mix_stats.json
+    python workflow/scripts/sample_general_mix.py --source allenai/tulu-3-sft-mixture --rows 13222 ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lineage.cli import positive_int
+from lineage.general_mix import TokenCounter, load_source, sample_rows
+from lineage.io import DataError, write_json, write_jsonl
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", action="append", required=True, help="local JSONL path or hub id (repeatable)")
+    parser.add_argument("--rows", type=positive_int, required=True, help="rows to sample")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampling order")
+    parser.add_argument("--tokenizer", required=True, help="tokenizer directory (its chat template is used)")
+    parser.add_argument("--max-tokens", type=positive_int, default=4096, help="drop rows longer than this")
+    parser.add_argument("--out", required=True, help="sampled chat rows (JSONL)")
+    parser.add_argument("--stats", required=True, help="sampling stats (JSON)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        sources = [load_source(spec) for spec in args.source]
+        counter = TokenCounter(args.tokenizer)
+        rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
+    except (DataError, OSError) as err:
+        print(f"sample_general_mix: error: {err}", file=sys.stderr)
+        return 1
+    stats["tokenizer"] = args.tokenizer
+    write_jsonl(args.out, rows)
+    write_json(args.stats, stats)
+    print(
+        f"sample_general_mix: {len(rows)} rows sampled (seed {args.seed}) from {stats['rows_total']} in "
+        f"{len(sources)} source(s); {stats['rows_too_long']} of {stats['rows_examined']} examined were over "
+        f"{args.max_tokens} tokens"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

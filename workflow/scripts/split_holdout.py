@@ -1,0 +1,48 @@
+"""Split the preferred answers into training and holdout prompts: holdout = prompt_id % modulus == 0.
+
+The split is by prompt, not by battle, so a prompt is never on both sides. The holdout pairs
+are the card's battle-margin evaluation set (every fifth prompt, 29 pairs).
+
+Run as:
+    python workflow/scripts/split_holdout.py --in results/data/preferred.jsonl --modulus 5 \
+        --out-train results/data/train.jsonl --out-holdout results/data/holdout.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lineage.cli import positive_int
+from lineage.io import DataError, load_jsonl, write_jsonl
+from lineage.preferences import split_holdout
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--in", dest="inp", required=True, help="preferred answers (JSONL)")
+    parser.add_argument("--modulus", type=positive_int, default=5, help="holdout = prompt_id %% modulus == 0")
+    parser.add_argument("--out-train", required=True, help="training prompts (JSONL)")
+    parser.add_argument("--out-holdout", required=True, help="holdout prompts (JSONL)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        rows = load_jsonl(args.inp)
+    except (DataError, OSError) as err:
+        print(f"split_holdout: error: {err}", file=sys.stderr)
+        return 1
+    train, holdout = split_holdout(rows, args.modulus)
+    write_jsonl(args.out_train, train)
+    write_jsonl(args.out_holdout, holdout)
+    print(
+        f"split_holdout: {len(rows)} prompts -> {len(train)} train, {len(holdout)} holdout "
+        f"(prompt_id % {args.modulus} == 0)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
