@@ -24,6 +24,7 @@ rule draw_graph:
     """`snakemake --rulegraph` / `--dag` of the `all` target, rendered by Graphviz."""
     input:
         config=rules.resolved_config.output,
+        snakefile=workflow.main_snakefile,
     output:
         svg=report(f"{AUDIT}/{{graph}}.svg", category="Audit"),
     log:
@@ -34,7 +35,7 @@ rule draw_graph:
     conda:
         "../envs/workflow.yaml"
     shell:
-        "{PYTHON} -m snakemake --snakefile {workflow.main_snakefile:q} --configfile {input.config}"
+        "python -m snakemake --snakefile {input.snakefile:q} --configfile {input.config}"
         " --{wildcards.graph} all --nolock --quiet all 2> {log} | dot -Tsvg > {output.svg}"
 
 
@@ -56,7 +57,7 @@ rule lineage_table:
             f"--model {shlex.quote(m)}" for m in input.models
         ),
     shell:
-        "{PYTHON} {input.code} {params.models} --out-tsv {output.tsv} --out-html {output.html} > {log} 2>&1"
+        "python {input.code} {params.models} --out-tsv {output.tsv} --out-html {output.html} > {log} 2>&1"
 
 
 rule audit:

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -36,15 +37,11 @@ BENCH = f"{OUT}/benchmarks"
 STATE = f"state/{SCALE}"  # resumable training state: outside every declared output
 
 
-def _python():
-    """The interpreter for scripts: the rule's conda env when deploying with conda, else ours."""
-    methods = {str(m).lower() for m in workflow.deployment_settings.deployment_method}
-    return (
-        "python" if any("conda" in m for m in methods) else shlex.quote(sys.executable)
-    )
-
-
-PYTHON = _python()
+# Scripts run as `python ...`: put this interpreter's bin/ first on PATH so that they run in the
+# environment that runs Snakemake (a rule's conda env, when deploying with conda, comes first).
+os.environ["PATH"] = os.pathsep.join(
+    [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+)
 
 
 def runs_of(*kinds, rejected=None):
@@ -122,10 +119,25 @@ def train_settings(run):
 def recipe_of(run):
     """Every value that shapes a training run; passed through params so a change reruns it."""
     spec, train = RUNS[run], train_settings(run)
-    recipe = {
-        "lr": spec["lr"],
-        "schedule": spec["schedule"],
-        "steps": spec["steps"],
+    recipe = optimizer_recipe(spec, train)
+    if spec["kind"] == "dpo":
+        recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
+    return recipe
+
+
+def standin_recipe():
+    """The embedded Stage-1 stand-in's SFT: the scale's batch and length, its own lr and steps."""
+    return optimizer_recipe(
+        SCALE_CFG["stage1"].get("standin_sft", {}), SCALE_CFG["train"]
+    )
+
+
+def optimizer_recipe(spec, train):
+    """Schedule, optimizer, batch and precision of one training job, as CLI flag values."""
+    return {
+        "lr": spec.get("lr"),
+        "schedule": spec.get("schedule"),
+        "steps": spec.get("steps"),
         "warmup_steps": spec.get("warmup_steps", RECIPE["warmup_steps"]),
         "seed": RECIPE["seed"],
         "weight_decay": RECIPE["optimizer"]["weight_decay"],
@@ -136,17 +148,15 @@ def recipe_of(run):
         "max_length": train["max_length"],
         "precision": train["precision"],
         "save_every": train["save_every"],
+        "activation_checkpointing": train["activation_checkpointing"],
     }
-    if spec["kind"] == "dpo":
-        recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
-    return recipe
 
 
 def cli_args(values):
     """Render a dict as shell-quoted `--key value` flags (keys with _ become -)."""
     parts = []
     for key, value in values.items():
-        flag = "--" + key.replace("_", "-")
+        flag = f"--{key.replace('_', '-')}"
         if isinstance(value, bool):
             parts.append(flag if value else "")
         else:
@@ -159,7 +169,7 @@ def launcher(run):
     train = train_settings(run)
     cpu = " --cpu" if train["backend"] == "gloo" else ""
     return (
-        f"{PYTHON} -m accelerate.commands.launch --num_processes {train['processes']} --num_machines 1"
+        f"python -m accelerate.commands.launch --num_processes {train['processes']} --num_machines 1"
         f" --mixed_precision no --dynamo_backend no{cpu}"
         f" --main_process_port {launch_port(run)}"
     )
@@ -182,6 +192,47 @@ def job_resources(kind):
         out["gpu"] = res["gpus"]
         out["tasks_per_gpu"] = 0
     return out
+
+
+# --- inputs and flags of the training and eval rules ------------------------------------------
+
+TRAIN_CODE = [
+    "workflow/scripts/train_sft.py",
+    "workflow/scripts/train_dpo.py",
+    *sorted(str(p) for p in Path("workflow/scripts/lineage").glob("*.py")),
+    *sorted(str(p) for p in Path("workflow/scripts/lineage/training").glob("*.py")),
+]
+
+
+def train_inputs(wc):
+    run = RUNS[wc.run]
+    return {
+        "init": model_dir(run["parents"][0]),
+        "data": [dataset_path(d) for d in run["data"]],
+        "script": f"workflow/scripts/train_{run['kind']}.py",
+        "code": TRAIN_CODE,
+    }
+
+
+def data_flags(wc, input):
+    return " ".join(f"--data {shlex.quote(d)}" for d in input.data)
+
+
+EVAL_CFG = SCALE_CFG["eval"]
+EVAL_CODE = sorted(
+    str(p) for p in Path("workflow/scripts/lineage/evaluation").glob("*.py")
+)
+
+
+def eval_common(wc):
+    return (
+        f"--model {shlex.quote(model_dir(wc.run))} --device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
+        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']}"
+    )
+
+
+def table_flags(wc, input):
+    return " ".join(f"--result {r}" for r in input.results)
 
 
 # --- groups of targets --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ rule read_battles:
         format=SCALE_CFG["export"]["format"],
         our_model=SCALE_CFG["export"].get("our_model", ""),
     shell:
-        "{PYTHON} {input.code} --export {input.export:q} --format {params.format}"
+        "python {input.code} --export {input.export:q} --format {params.format}"
         " --our-model {params.our_model:q} --out {output.battles} --quarantine {output.quarantine}"
         " > {log} 2>&1"
 
@@ -38,7 +38,7 @@ rule clean_battles:
     resources:
         **job_resources("data"),
     shell:
-        "{PYTHON} {input.code} --in {input.battles} --out {output.battles} --stats {output.stats} > {log} 2>&1"
+        "python {input.code} --in {input.battles} --out {output.battles} --stats {output.stats} > {log} 2>&1"
 
 
 rule dedup_battles:
@@ -55,7 +55,7 @@ rule dedup_battles:
     resources:
         **job_resources("data"),
     shell:
-        "{PYTHON} {input.code} --in {input.battles} --out {output.preferred}"
+        "python {input.code} --in {input.battles} --out {output.preferred}"
         " --quarantine {output.quarantine} > {log} 2>&1"
 
 
@@ -75,7 +75,7 @@ rule split_holdout:
     params:
         modulus=RECIPE["holdout_modulus"],
     shell:
-        "{PYTHON} {input.code} --in {input.preferred} --modulus {params.modulus}"
+        "python {input.code} --in {input.preferred} --modulus {params.modulus}"
         " --out-train {output.train} --out-holdout {output.holdout} > {log} 2>&1"
 
 
@@ -102,7 +102,7 @@ rule winner_rows:
             f"--ties {input.battles}" if DATASETS[wc.dataset].get("ties") else ""
         ),
     shell:
-        "{PYTHON} {input.code} --train {input.train} --holdout {input.holdout} --repeat {params.repeat}"
+        "python {input.code} --train {input.train} --holdout {input.holdout} --repeat {params.repeat}"
         " --holdout-in-training {params.holdout_in_training} {params.ties} --out {output} > {log} 2>&1"
 
 
@@ -123,7 +123,7 @@ rule battle_pairs:
     params:
         holdout_in_training=str(RECIPE["holdout_in_training"]).lower(),
     shell:
-        "{PYTHON} {input.code} --preferred {input.preferred} --holdout {input.holdout}"
+        "python {input.code} --preferred {input.preferred} --holdout {input.holdout}"
         " --holdout-in-training {params.holdout_in_training}"
         " --out {output.pairs} --out-holdout {output.holdout_pairs} > {log} 2>&1"
 
@@ -154,7 +154,7 @@ rule general_mix:
         max_tokens=SCALE_CFG["general_mix"]["max_tokens"],
         seed=RECIPE["seed"],
     shell:
-        "{PYTHON} {input.code} {params.sources} --rows {params.rows} --seed {params.seed}"
+        "python {input.code} {params.sources} --rows {params.rows} --seed {params.seed}"
         " --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
         " --out {output.rows} --stats {output.stats} > {log} 2>&1"
 
@@ -191,7 +191,7 @@ rule data_audit:
             f"--quarantine {q}" for q in input.quarantine
         ),
     shell:
-        "{PYTHON} {input.code} --raw-export {input.export:q} --battles {input.battles}"
+        "python {input.code} --raw-export {input.export:q} --battles {input.battles}"
         " --clean-stats {input.clean_stats} --preferred {input.preferred} --holdout {input.holdout}"
         " --winners {input.winners} --pairs {input.pairs} --holdout-pairs {input.holdout_pairs}"
         " --general-mix {input.general_mix} {params.quarantine}"

@@ -1,18 +1,5 @@
 """Evaluation: one rule per benchmark and run, a column per run, and the card's table."""
 
-EVAL_CFG = SCALE_CFG["eval"]
-EVAL_CODE = sorted(
-    str(p) for p in Path("workflow/scripts/lineage/evaluation").glob("*.py")
-)
-
-
-def eval_common(wc):
-    return (
-        f"--model {shlex.quote(model_dir(wc.run))} --device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
-        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']}"
-    )
-
-
 for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
 
     rule:
@@ -39,7 +26,7 @@ for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
             max_new_tokens=EVAL_CFG["max_new_tokens"],
             script=f"workflow/scripts/eval_{_bench}.py",
         shell:
-            "{PYTHON} {params.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
+            "python {params.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
             " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
             " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
 
@@ -63,12 +50,8 @@ rule eval_margin:
     params:
         common=eval_common,
     shell:
-        "{PYTHON} workflow/scripts/eval_margin.py {params.common} --items {input.pairs}"
+        "python workflow/scripts/eval_margin.py {params.common} --items {input.pairs}"
         " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
-
-
-def table_flags(wc, input):
-    return " ".join(f"--result {r}" for r in input.results)
 
 
 TABLES = {
@@ -97,8 +80,9 @@ rule make_eval_table:
     params:
         results=table_flags,
         columns=lambda wc: ",".join(TABLES[wc.table]),
+        scale=SCALE,
     shell:
-        "{PYTHON} {input.code} {params.results} --columns {params.columns} --scale {SCALE}"
+        "python {input.code} {params.results} --columns {params.columns} --scale {params.scale}"
         " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"
         " --out-png {output.png} > {log} 2>&1"
 
@@ -120,7 +104,8 @@ rule eval_column:
         "../envs/eval.yaml"
     params:
         results=table_flags,
+        scale=SCALE,
     shell:
-        "{PYTHON} {input.code} {params.results} --columns {wildcards.run} --scale {SCALE}"
+        "python {input.code} {params.results} --columns {wildcards.run} --scale {params.scale}"
         " --card-values {input.card} --out-tsv {output.tsv} --out-md {output.md}"
         " --out-png {output.png} > {log} 2>&1"

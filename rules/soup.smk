@@ -34,5 +34,5 @@ rule soup:
             )
         ),
     shell:
-        "{PYTHON} workflow/scripts/soup.py --run {wildcards.run} {params.parents}"
+        "python workflow/scripts/soup.py --run {wildcards.run} {params.parents}"
         " --weights {params.weights} --out {output.model} > {log} 2>&1"

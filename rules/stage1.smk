@@ -2,13 +2,6 @@
 (a tokenizer trained on the shipped text -> a random-init tiny Nemotron-H -> a short SFT on the
 sample general mix, so later stages start from a model that has learned something)."""
 
-TRAIN_CODE = [
-    "workflow/scripts/train_sft.py",
-    "workflow/scripts/train_dpo.py",
-    *sorted(str(p) for p in Path("workflow/scripts/lineage").glob("*.py")),
-    *sorted(str(p) for p in Path("workflow/scripts/lineage/training").glob("*.py")),
-]
-
 
 rule build_tokenizer:
     input:
@@ -29,7 +22,7 @@ rule build_tokenizer:
             f"--corpus {shlex.quote(c)}" for c in input.corpus
         ),
     shell:
-        "{PYTHON} {input.code} {params.corpus} --vocab-size {params.vocab} --bundle {input.bundle}"
+        "python {input.code} {params.corpus} --vocab-size {params.vocab} --bundle {input.bundle}"
         " --out {output} > {log} 2>&1"
 
 
@@ -50,34 +43,15 @@ rule init_model:
         size=SCALE_CFG["stage1"].get("model_size"),
         seed=RECIPE["seed"],
     shell:
-        "{PYTHON} {input.code} --family {params.family} --size {params.size} --tokenizer {input.tokenizer}"
+        "python {input.code} --family {params.family} --size {params.size} --tokenizer {input.tokenizer}"
         " --seed {params.seed} --name base --out {output} > {log} 2>&1"
-
-
-def standin_recipe():
-    """The stand-in's SFT recipe: the scale's batch and length, its own lr and step count."""
-    train, sft = SCALE_CFG["train"], SCALE_CFG["stage1"].get("standin_sft", {})
-    return {
-        "lr": sft.get("lr"),
-        "schedule": sft.get("schedule"),
-        "steps": sft.get("steps"),
-        "warmup_steps": sft.get("warmup_steps", 0),
-        "seed": RECIPE["seed"],
-        "weight_decay": RECIPE["optimizer"]["weight_decay"],
-        "adam_betas": ",".join(str(b) for b in RECIPE["optimizer"]["betas"]),
-        "grad_clip": RECIPE["optimizer"]["grad_clip"],
-        "global_batch_rows": train["global_batch_rows"],
-        "micro_batch_rows": train["micro_batch_rows"],
-        "max_length": train["max_length"],
-        "precision": train["precision"],
-        "save_every": train["save_every"],
-    }
 
 
 rule train_standin:
     input:
         init=rules.init_model.output,
         data=SCALE_CFG["general_mix"]["sources"],
+        script="workflow/scripts/train_sft.py",
         code=TRAIN_CODE,
     output:
         model=directory(f"{MODELS}/stage1"),
@@ -97,6 +71,6 @@ rule train_standin:
         metrics=f"{OUT}/metrics/stage1.jsonl",
         launch=launcher("stage1"),
     shell:
-        "{params.launch} workflow/scripts/train_sft.py --run stage1 --init {input.init} {params.data}"
+        "{params.launch} {input.script} --run stage1 --init {input.init} {params.data}"
         " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"
         " --out {output.model} > {log} 2>&1"

@@ -5,20 +5,6 @@ changed recipe or trainer reruns exactly that run and what descends from it. Res
 lives in state/<scale>/<run>, outside the declared output that Snakemake deletes before a rerun.
 """
 
-
-def train_inputs(wc):
-    run = RUNS[wc.run]
-    return {
-        "init": model_dir(run["parents"][0]),
-        "data": [dataset_path(d) for d in run["data"]],
-        "code": TRAIN_CODE,
-    }
-
-
-def data_flags(wc, input):
-    return " ".join(f"--data {shlex.quote(d)}" for d in input.data)
-
-
 for _kind, _runs in (("sft", SFT_RUNS), ("dpo", DPO_RUNS)):
 
     rule:
@@ -45,8 +31,7 @@ for _kind, _runs in (("sft", SFT_RUNS), ("dpo", DPO_RUNS)):
             state_dir=lambda wc: f"{STATE}/{wc.run}",
             metrics=lambda wc: f"{OUT}/metrics/{wc.run}.jsonl",
             launch=lambda wc: launcher(wc.run),
-            script=f"workflow/scripts/train_{_kind}.py",
         shell:
-            "{params.launch} {params.script} --run {wildcards.run} --init {input.init:q} {params.data}"
+            "{params.launch} {input.script} --run {wildcards.run} --init {input.init:q} {params.data}"
             " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"
             " --out {output.model} > {log} 2>&1"
