@@ -39,9 +39,8 @@ STATE = f"state/{SCALE}"  # resumable training state: outside every declared out
 
 # Scripts run as `python ...`: put this interpreter's bin/ first on PATH so that they run in the
 # environment that runs Snakemake (a rule's conda env, when deploying with conda, comes first).
-os.environ["PATH"] = os.pathsep.join(
-    [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
-)
+BIN_FIRST = os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH", "")])
+os.environ.update(PATH=BIN_FIRST)
 
 
 def runs_of(*kinds, rejected=None):
