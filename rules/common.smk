@@ -1,6 +1,5 @@
 """Config validation, the run table and the path helpers every rule file uses."""
 
-import hashlib
 import json
 import os
 import shlex
@@ -164,19 +163,12 @@ def cli_args(values):
 
 
 def launcher(run):
-    """The command that starts a training script on this scale's processes (FSDP via accelerate)."""
-    train = train_settings(run)
-    cpu = " --cpu" if train["backend"] == "gloo" else ""
+    """`accelerate launch` of this run's FSDP processes (the scripts shard with FSDP2 themselves)."""
+    processes = train_settings(run)["processes"]
     return (
-        f"python -m accelerate.commands.launch --num_processes {train['processes']} --num_machines 1"
-        f" --mixed_precision no --dynamo_backend no{cpu}"
-        f" --main_process_port {launch_port(run)}"
+        "python -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml"
+        f" --num_processes {processes}"
     )
-
-
-def launch_port(run):
-    """A rendezvous port fixed per run, so parallel local jobs never collide."""
-    return 29500 + int(hashlib.sha256(run.encode()).hexdigest(), 16) % 2000
 
 
 def job_resources(kind):

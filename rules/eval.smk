@@ -8,7 +8,8 @@ for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
         input:
             model=lambda wc: model_dir(wc.run),
             benchmark_items=EVAL_CFG["items"][_bench],
-            code=[f"workflow/scripts/eval_{_bench}.py", *EVAL_CODE],
+            script=f"workflow/scripts/eval_{_bench}.py",
+            code=EVAL_CODE,
         output:
             result=f"{EVAL}/{{run}}/{_bench}_{{part}}.json",
             records=f"{EVAL}/{{run}}/{_bench}_{{part}}.records.jsonl",
@@ -24,9 +25,8 @@ for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
             common=eval_common,
             sizes=",".join(str(n) for n in EVAL_CFG["sizes"][_bench]),
             max_new_tokens=EVAL_CFG["max_new_tokens"],
-            script=f"workflow/scripts/eval_{_bench}.py",
         shell:
-            "python {params.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
+            "python {input.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
             " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
             " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
 
@@ -35,7 +35,8 @@ rule eval_margin:
     input:
         model=lambda wc: model_dir(wc.run),
         pairs=rules.battle_pairs.output.holdout_pairs,
-        code=["workflow/scripts/eval_margin.py", *EVAL_CODE],
+        script="workflow/scripts/eval_margin.py",
+        code=EVAL_CODE,
     output:
         result=f"{EVAL}/{{run}}/margin_A.json",
         records=f"{EVAL}/{{run}}/margin_A.records.jsonl",
@@ -50,7 +51,7 @@ rule eval_margin:
     params:
         common=eval_common,
     shell:
-        "python workflow/scripts/eval_margin.py {params.common} --items {input.pairs}"
+        "python {input.script} {params.common} --items {input.pairs}"
         " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
 
 

@@ -44,7 +44,7 @@ rule init_model:
         seed=RECIPE["seed"],
     shell:
         "python {input.code} --family {params.family} --size {params.size} --tokenizer {input.tokenizer}"
-        " --seed {params.seed} --name base --out {output} > {log} 2>&1"
+        " --seed {params.seed} --run base --out {output} > {log} 2>&1"
 
 
 rule train_standin:
