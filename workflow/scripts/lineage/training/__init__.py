@@ -1,0 +1,8 @@
+"""The training loop shared by train_sft.py and train_dpo.py, one concern per module.
+
+dist (process group from the launcher's environment), fsdp (sharded model from a checkpoint),
+data (batch geometry and a data order that is a pure function of the step), losses (summed
+token and sequence terms), optim (AdamW, schedules, clipping), state (resumable state outside
+the declared output), metrics (step lines, MFU, metrics.jsonl), config (the shared
+command-line flags), loop (the step itself), output (verify the parent, write the child).
+"""

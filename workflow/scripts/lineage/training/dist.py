@@ -1,0 +1,80 @@
+"""One process group for every launch: a single process, torchrun, or `accelerate launch`.
+
+The launchers export RANK / WORLD_SIZE / LOCAL_RANK / MASTER_ADDR / MASTER_PORT; without them
+the script is one process and gets a world of one over an in-process store, so the sharded
+code path (and its numerics) is the same whether one process runs or eight.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class DistEnv:
+    rank: int
+    world_size: int
+    local_rank: int
+    device: torch.device
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
+    """Join (or create) the process group: nccl on GPUs, gloo on CPU."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
+    if use_cuda and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda was asked for but torch sees no GPU; use --device cpu or auto")
+    if use_cuda:
+        torch.cuda.set_device(local_rank)
+        dev = torch.device("cuda", local_rank)
+    else:
+        dev = torch.device("cpu")
+    if not dist.is_initialized():
+        timeout = _dt.timedelta(minutes=timeout_min)
+        backend = "cuda:nccl,cpu:gloo" if use_cuda else "gloo"
+        if "MASTER_ADDR" in os.environ:
+            dist.init_process_group(
+                backend, rank=rank, world_size=world_size, timeout=timeout, device_id=dev if use_cuda else None
+            )
+        elif world_size == 1:
+            dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
+        else:
+            raise RuntimeError(
+                f"WORLD_SIZE={world_size} but MASTER_ADDR is not set; start several processes with "
+                "`accelerate launch --num_processes N` or `torchrun --nproc_per_node N`"
+            )
+    return DistEnv(rank=rank, world_size=world_size, local_rank=local_rank, device=dev)
+
+
+def all_reduce_sum(tensor: torch.Tensor) -> torch.Tensor:
+    """Sum a tensor over all ranks, in place, and return it."""
+    if dist.get_world_size() > 1:
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    return tensor
+
+
+def barrier() -> None:
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.barrier()
+
+
+def close() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def print0(*args, **kwargs) -> None:
+    """Print on rank 0 only, flushed so that logs interleave correctly under Slurm."""
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        print(*args, **kwargs, flush=True)

@@ -1,0 +1,126 @@
+"""A model sharded with FSDP2 (`fully_shard` on each block, then the root), loaded from a checkpoint.
+
+Every rank builds the model on the meta device, shards it, allocates only its own shard, and
+rank 0 alone reads the checkpoint and broadcasts it, so host memory stays at one copy of the
+weights however many ranks a node runs. Parameters are fp32 (the optimizer's master weights);
+at bf16 the forward and backward run in bf16 and gradients are reduced in fp32.
+
+Gradients are summed across ranks, not averaged: the loss of each rank is already divided by
+the trained-token count of the whole global batch, which is what makes the loss curve
+independent of the world size.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
+from transformers import AutoConfig, AutoModelForCausalLM
+
+from lineage.shards import iter_shard_tensors, shard_files
+from lineage.training.dist import DistEnv
+
+PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def tied_aliases(model: torch.nn.Module) -> dict[str, str]:
+    """{second name: first name} for parameters registered under two names (tied embeddings)."""
+    first: dict[int, str] = {}
+    aliases = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if id(param) in first:
+            aliases[name] = first[id(param)]
+        else:
+            first.setdefault(id(param), name)
+    return aliases
+
+
+def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """The repeated blocks to shard one by one (transformers names them in `_no_split_modules`)."""
+    names = set(getattr(model, "_no_split_modules", None) or [])
+    found = [m for m in model.modules() if type(m).__name__ in names]
+    if not found:
+        raise RuntimeError(f"{type(model).__name__}: no blocks named in _no_split_modules={sorted(names)} to shard")
+    return found
+
+
+def shard(model: torch.nn.Module, env: DistEnv, precision: str) -> torch.nn.Module:
+    """fully_shard every block, then the root; reduce by sum."""
+    mesh = init_device_mesh(env.device.type, (env.world_size,))
+    if precision == "bf16":
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    else:
+        policy = MixedPrecisionPolicy()
+    for block in blocks(model):
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
+    for module in model.modules():
+        if isinstance(module, FSDPModule):
+            module.set_gradient_divide_factor(1.0)
+            module.set_force_sum_reduction_for_comms(True)
+    return model
+
+
+def read_full_state_dict(directory: str | os.PathLike, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """All tensors of a checkpoint, floating ones cast to `dtype` (rank 0 only)."""
+    directory = Path(directory)
+    state = {}
+    for file in shard_files(directory):
+        for name, tensor in iter_shard_tensors(directory / file):
+            state[name] = tensor.to(dtype) if tensor.is_floating_point() else tensor
+    return state
+
+
+def load_sharded_model(
+    directory: str | os.PathLike,
+    env: DistEnv,
+    *,
+    precision: str,
+    activation_checkpointing: bool = False,
+    trainable: bool = True,
+) -> torch.nn.Module:
+    """Build, shard and load a checkpoint's model on every rank; fp32 parameters."""
+    config = AutoConfig.from_pretrained(directory)
+    config.use_cache = False
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    if activation_checkpointing:
+        enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.23
+        if enable is not None:
+            enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    aliases = tied_aliases(model)
+    shard(model, env, precision)
+    model.to_empty(device=env.device)
+    # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
+    for module in model.modules():
+        if module._non_persistent_buffers_set:
+            model._init_weights(module)
+    state = {}
+    if env.is_main:
+        state = read_full_state_dict(directory)
+        expected = set(model.state_dict()) - set(aliases)
+        missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+        if missing or unexpected:
+            raise RuntimeError(
+                f"{directory}: weights do not match config.json (missing {missing[:5]}, unexpected {unexpected[:5]}); "
+                "the checkpoint was written for another model shape"
+            )
+        for alias, source in aliases.items():
+            state[alias] = state[source]
+    set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+    model.requires_grad_(trainable)
+    model.train(trainable)
+    return model
+
+
+def gather_full_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The full state dict on rank 0 (CPU, without tied aliases); an empty dict elsewhere."""
+    aliases = tied_aliases(model)
+    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    return {name: tensor for name, tensor in state.items() if name not in aliases}

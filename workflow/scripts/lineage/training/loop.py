@@ -1,0 +1,133 @@
+"""The optimizer step shared by SFT and DPO: accumulate, normalise globally, clip, step, log, save.
+
+Before any forward pass the ranks all-reduce the step's normaliser (trained tokens for SFT,
+pairs for DPO), and every micro-batch backpropagates loss_sum / that global count. Gradients
+are summed over micro-batches and ranks, so the update is the gradient of the mean loss over
+the whole global batch, however the batch is split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from lineage.training.dist import DistEnv, all_reduce_sum, print0
+from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
+from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
+from lineage.training.state import latest_state, load_state, save_state
+
+
+@dataclass
+class StepData:
+    """One rank's share of one optimizer step."""
+
+    micro_batches: list[dict[str, torch.Tensor]]
+    normalizer: int  # what the loss is averaged over (trained tokens, or pairs), this rank's part
+    tokens: int  # non-padding input tokens, this rank's part (for tok/s)
+
+
+# loss_fn(model, micro_batch) -> (loss summed over the micro-batch, {stat name: summed value})
+LossFn = Callable[[torch.nn.Module, dict[str, torch.Tensor]], tuple[torch.Tensor, dict[str, torch.Tensor]]]
+
+
+def train(
+    args: argparse.Namespace,
+    env: DistEnv,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    *,
+    step_data: Callable[[int], StepData],
+    loss_fn: LossFn,
+    stat_names: tuple[str, ...],
+    shown: tuple[str, ...] = (),
+    active_params: int,
+    recipe_hash: str,
+) -> dict[str, Any]:
+    """Run optimizer steps from the last saved state (or 0) to args.steps; return totals.
+
+    Every stat is averaged over the global normaliser and written to --metrics; those in
+    `shown` also go on the step line.
+    """
+    totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
+    start, resumed = 0, None
+    if args.state_dir is not None:
+        resumed = latest_state(args.state_dir, recipe_hash)
+        if resumed is not None:
+            meta = load_state(resumed, model, optimizer, env)
+            start = meta["step"]
+            totals.update(meta.get("totals", {}))
+            print0(f"resumed from {resumed} (step {start})")
+    metrics = MetricsFile(args.metrics, start, env.is_main)
+    peak = peak_flops(env.device, args.precision, args.peak_flops)
+    names = ("loss", *stat_names)
+
+    for step in range(start, args.steps):
+        t0 = time.perf_counter()
+        lr = args.lr * lr_multiplier(
+            step, steps=args.steps, warmup=args.warmup_steps, schedule=args.schedule, min_ratio=args.min_lr_ratio
+        )
+        set_lr(optimizer, lr)
+        data = step_data(step)
+        counts = all_reduce_sum(torch.tensor([data.normalizer, data.tokens], dtype=torch.float64, device=env.device))
+        normalizer, tokens = int(counts[0]), int(counts[1])
+        sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
+        for micro in data.micro_batches:
+            micro = {key: value.to(env.device, non_blocking=True) for key, value in micro.items()}
+            loss_sum, stats = loss_fn(model, micro)
+            (loss_sum / max(normalizer, 1)).backward()
+            sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
+        grad_norm = clip_grad_norm(model, args.grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
+        if env.device.type == "cuda":
+            torch.cuda.synchronize(env.device)
+        dt = time.perf_counter() - t0
+
+        values = dict(zip(names, means, strict=True))
+        tokens_per_s = tokens / dt
+        mfu_value = mfu(active_params, tokens_per_s, env.world_size, peak)
+        totals["tokens"] += tokens
+        totals["normalizer"] += normalizer
+        totals["final_loss"] = values["loss"]
+        print0(
+            step_line(
+                step + 1,
+                args.steps,
+                values["loss"],
+                lr,
+                grad_norm,
+                tokens_per_s,
+                mfu_value,
+                {name: values[name] for name in shown},
+            )
+        )
+        metrics.write(
+            {
+                "step": step + 1,
+                **values,
+                "lr": lr,
+                "grad_norm": grad_norm,
+                "tokens": tokens,
+                "normalizer": normalizer,
+                "tok_per_s": tokens_per_s,
+                "mfu": mfu_value,
+                "step_time_s": dt,
+            }
+        )
+        if args.state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:
+            save_state(
+                args.state_dir,
+                step + 1,
+                model,
+                optimizer,
+                env,
+                {"recipe_hash": recipe_hash, "totals": totals},
+                keep=args.keep_states,
+            )
+    return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}

@@ -1,0 +1,79 @@
+"""Step lines, throughput, MFU and metrics.jsonl (rank 0 only).
+
+tok/s counts every non-padding input token of the global batch (prompt included, as
+torchtitan and Megatron do) per second of step wall time. MFU = 6 × N × tok/s / (peak ×
+GPUs), N = parameters active per token (routed experts count top-k of n; embeddings once).
+Peak is dense bf16 tensor-core FLOP/s per GPU, from --peak-flops or the table below; on
+CPU, or a GPU not in the table, MFU is reported as n/a.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "H800": 989e12, "GH200": 989e12, "A100": 312e12, "L40S": 362e12}
+
+
+def peak_flops(device: torch.device, precision: str, override: float | None = None) -> float | None:
+    """Peak FLOP/s of one device at this precision, or None when unknown."""
+    if override:
+        return override
+    if device.type != "cuda" or precision != "bf16":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((flops for key, flops in PEAK_BF16_FLOPS.items() if key in name), None)
+
+
+def mfu(active_params: int, tokens_per_s: float, world_size: int, peak: float | None) -> float | None:
+    if not peak:
+        return None
+    return 6 * active_params * tokens_per_s / (peak * world_size)
+
+
+def step_line(
+    step: int,
+    steps: int,
+    loss: float,
+    lr: float,
+    grad_norm: float,
+    tokens_per_s: float,
+    mfu_value: float | None,
+    extra: dict[str, float] | None = None,
+) -> str:
+    width = max(4, len(str(steps)))
+    parts = [
+        f"step {step:0{width}d}/{steps:0{width}d}",
+        f"loss {loss:.4f}",
+        f"lr {lr:.2e}",
+        f"grad_norm {grad_norm:.3f}",
+        f"tok/s {tokens_per_s:,.0f}",
+        f"mfu {'n/a' if mfu_value is None else f'{100 * mfu_value:.1f}%'}",
+    ]
+    parts += [f"{key} {value:.4f}" for key, value in (extra or {}).items()]
+    return " | ".join(parts)
+
+
+class MetricsFile:
+    """Append one JSON object per step; on resume, drop the lines after the resumed step."""
+
+    def __init__(self, path: str | os.PathLike | None, resume_step: int, enabled: bool):
+        self.path = Path(path) if path and enabled else None
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        kept = []
+        if resume_step > 0 and self.path.is_file():
+            for line in self.path.read_text().splitlines():
+                if line.strip() and json.loads(line).get("step", 0) <= resume_step:
+                    kept.append(line)
+        self.path.write_text("".join(line + "\n" for line in kept))
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.path is not None:
+            with self.path.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")

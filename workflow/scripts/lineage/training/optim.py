@@ -1,0 +1,57 @@
+"""AdamW on the fp32 (master) parameters, the learning-rate schedules, and gradient clipping.
+
+Weight decay applies to matrices (dim >= 2: projections, experts, embeddings) and not to
+vectors (norm weights, biases, the Mamba A_log / D / dt_bias), as in most open recipes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.distributed.tensor import DTensor
+
+SCHEDULES = ("cosine", "constant", "linear")
+
+
+def build_optimizer(
+    model: torch.nn.Module, *, lr: float, betas: tuple[float, float], weight_decay: float, eps: float = 1e-8
+) -> torch.optim.AdamW:
+    decay, no_decay = [], []
+    for param in model.parameters():
+        if param.requires_grad:
+            (decay if param.dim() >= 2 else no_decay).append(param)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = all(p.is_cuda for p in decay + no_decay)
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=fused or None)
+
+
+def lr_multiplier(step: int, *, steps: int, warmup: int, schedule: str, min_ratio: float = 0.0) -> float:
+    """Factor on the peak lr at optimizer step `step` (0-based).
+
+    Linear warmup reaches the peak at step warmup-1; then cosine or linear decay toward
+    min_ratio (reached one step after the last step), or constant.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if step < warmup:
+        return (step + 1) / warmup
+    if schedule == "constant":
+        return 1.0
+    progress = (step - warmup) / max(1, steps - warmup)
+    shape = 0.5 * (1.0 + math.cos(math.pi * progress)) if schedule == "cosine" else 1.0 - progress
+    return min_ratio + (1.0 - min_ratio) * shape
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+
+
+def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> float:
+    """Clip to `max_norm` (0 = no clipping) and return the total gradient norm before clipping."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"), foreach=True)
+    if isinstance(norm, DTensor):
+        norm = norm.full_tensor()
+    return float(norm)

@@ -1,0 +1,74 @@
+"""The two ends of a training run: verify the parent checkpoint, write the child checkpoint.
+
+Rank 0 reads and hashes the parent once and tells the other ranks the result (or the error),
+so a corrupt parent stops every rank with the same message. The child is written by rank 0
+from the gathered full state dict, through save_checkpoint, with a lineage record that names
+the parent, the shared root, the recipe and the data checksums.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from lineage.checkpoint import init_root, lineage_record, parent_entry, save_checkpoint, verify_checkpoint
+from lineage.training.config import recipe
+from lineage.training.dist import DistEnv, barrier
+from lineage.training.fsdp import PRECISIONS, gather_full_state_dict
+
+
+def verify_parent(args: argparse.Namespace, env: DistEnv) -> dict[str, Any]:
+    """verify_checkpoint(--init) on rank 0; every rank gets the lineage dict or raises the same error."""
+    payload: list[Any] = [None]
+    if env.is_main:
+        try:
+            payload[0] = ("ok", verify_checkpoint(args.init))
+        except Exception as err:  # forwarded to the other ranks, then raised everywhere
+            payload[0] = ("error", f"{type(err).__name__}: {err}")
+    if env.world_size > 1:
+        dist.broadcast_object_list(payload, src=0)
+    status, value = payload[0]
+    if status == "error":
+        raise RuntimeError(f"parent checkpoint {args.init} failed verification: {value}")
+    return value
+
+
+def save_final(
+    args: argparse.Namespace,
+    env: DistEnv,
+    model: torch.nn.Module,
+    *,
+    kind: str,
+    parent: dict[str, Any],
+    data_records: list[dict[str, Any]],
+    summary: dict[str, Any],
+    started: float,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Gather the weights to rank 0 and write --out (bf16 at --precision bf16, else fp32)."""
+    state = gather_full_state_dict(model)
+    if env.is_main:
+        config = model.config
+        config.use_cache = True
+        lineage = lineage_record(
+            run=args.run or args.out.name,
+            kind=kind,
+            root=init_root(parent),
+            parents=[parent_entry(parent.get("run", args.init.name), args.init)],
+            recipe=recipe(args),
+            data=data_records,
+            started=started,
+            world_size=env.world_size,
+            tokens_trained=summary["tokens"],
+            final_loss=summary["final_loss"],
+            resumed_from=summary.get("resumed_from"),
+            **(extra or {}),
+            **args.lineage_extra,
+        )
+        save_checkpoint(
+            args.out, state, config=config, companions_from=args.init, lineage=lineage, dtype=PRECISIONS[args.precision]
+        )
+    barrier()
