@@ -91,6 +91,7 @@ def train(
 
         values = dict(zip(names, means, strict=True))
         tokens_per_s = tokens / dt
+        peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
         mfu_value = mfu(active_params, tokens_per_s, env.world_size, peak)
         totals["tokens"] += tokens
         totals["normalizer"] += normalizer
@@ -105,6 +106,7 @@ def train(
                 tokens_per_s,
                 mfu_value,
                 {name: values[name] for name in shown},
+                peak_mem,
             )
         )
         metrics.write(
@@ -118,6 +120,7 @@ def train(
                 "tok_per_s": tokens_per_s,
                 "mfu": mfu_value,
                 "step_time_s": dt,
+                "peak_mem_gib": peak_mem,
             }
         )
         if args.state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:

@@ -44,6 +44,7 @@ def step_line(
     tokens_per_s: float,
     mfu_value: float | None,
     extra: dict[str, float] | None = None,
+    peak_mem_gib: float | None = None,
 ) -> str:
     width = max(4, len(str(steps)))
     parts = [
@@ -55,6 +56,8 @@ def step_line(
         f"mfu {'n/a' if mfu_value is None else f'{100 * mfu_value:.1f}%'}",
     ]
     parts += [f"{key} {value:.4f}" for key, value in (extra or {}).items()]
+    if peak_mem_gib is not None:
+        parts.append(f"peak_mem {peak_mem_gib:.1f} GiB")
     return " | ".join(parts)
 
 
