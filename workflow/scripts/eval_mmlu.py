@@ -1,0 +1,26 @@
+"""MMLU: the answer letter of highest log-likelihood under the chat template.
+
+Run as: python workflow/scripts/eval_mmlu.py --model results/ckpt/soupF2 \
+            --items resources/sample/eval/mmlu.jsonl --sizes 1000,1000 --part A \
+            --out-json mmlu.json --out-records mmlu.records.jsonl
+
+One entry point per benchmark so each Snakemake rule names its own script; the work is done by
+eval_benchmark.py (see its --help for every option).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import eval_benchmark  # noqa: E402
+
+
+def main(argv=None) -> int:
+    return eval_benchmark.main(["--benchmark", "mmlu", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Batched greedy generation that returns exactly what one-prompt-at-a-time decoding returns.
+
+Prompts are sorted by length (so a batch wastes little padding), left-padded with an
+attention mask and decoded by `model.generate` with its KV cache (and, for hybrid models,
+its SSM state cache). Each row stops at its first stop token (end of turn `<|im_end|>` or
+EOS) or after `max_new_tokens`; rows that finish early are padded by generate and cut here,
+so a row's output never depends on the other rows of its batch. The decoding settings start
+from the checkpoint's own generation_config.json, forced to greedy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Generated token ids (stop token excluded) and why decoding ended: 'stop' or 'length'."""
+
+    token_ids: tuple[int, ...]
+    finish_reason: str
+    stop_token: int | None = None
+
+
+def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int):
+    """The checkpoint's generation config with sampling off, our stop tokens and length."""
+    from transformers import GenerationConfig
+
+    base = copy.deepcopy(getattr(model, "generation_config", None)) or GenerationConfig()
+    base.do_sample = False
+    base.num_beams = 1
+    base.temperature = None
+    base.top_p = None
+    base.top_k = None
+    base.max_new_tokens = max_new_tokens
+    base.max_length = None
+    base.min_new_tokens = None
+    base.eos_token_id = list(stop_ids)
+    base.pad_token_id = pad_id
+    base.stop_strings = None
+    return base
+
+
+def cut_at_stop(new_tokens: Sequence[int], stop_ids: Sequence[int]) -> Generation:
+    stops = set(stop_ids)
+    for i, tok in enumerate(new_tokens):
+        if tok in stops:
+            return Generation(tuple(new_tokens[:i]), "stop", int(tok))
+    return Generation(tuple(new_tokens), "length")
+
+
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.inference_mode()
+def generate_greedy(
+    model,
+    prompts: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int,
+    stop_ids: Sequence[int],
+    pad_id: int,
+    batch_size: int = 8,
+) -> list[Generation]:
+    """Greedy continuations of token-id prompts, in prompt order."""
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be at least 1")
+    device = _device(model)
+    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
+    order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+    results: list[Generation | None] = [None] * len(prompts)
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        width = max(len(prompts[i]) for i in batch)
+        if min(len(prompts[i]) for i in batch) == 0:
+            raise ValueError("empty prompt")
+        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for r, i in enumerate(batch):
+            ids[r, width - len(prompts[i]) :] = torch.tensor(list(prompts[i]))
+            mask[r, width - len(prompts[i]) :] = 1
+        out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
+        for r, i in enumerate(batch):
+            results[i] = cut_at_stop(out[r, width:].tolist(), stop_ids)
+    return results  # type: ignore[return-value]
+
+
+@torch.inference_mode()
+def naive_generate(
+    model, prompts: Sequence[Sequence[int]], *, max_new_tokens: int, stop_ids: Sequence[int]
+) -> list[Generation]:
+    """One prompt at a time, no padding, no cache: a full forward per new token. The reference."""
+    device = _device(model)
+    stops = set(stop_ids)
+    results = []
+    for prompt in prompts:
+        ids = list(prompt)
+        new: list[int] = []
+        for _ in range(max_new_tokens):
+            logits = model(input_ids=torch.tensor([ids], device=device), use_cache=False).logits[0, -1]
+            tok = int(logits.argmax())
+            if tok in stops:
+                results.append(Generation(tuple(new), "stop", tok))
+                break
+            new.append(tok)
+            ids.append(tok)
+        else:
+            results.append(Generation(tuple(new), "length"))
+    return results
+
+
+@torch.inference_mode()
+def sequential_generate(
+    model, prompts: Sequence[Sequence[int]], *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int
+) -> list[Generation]:
+    """One prompt at a time through generate (KV cache, no padding): the fair speed baseline."""
+    return [
+        generate_greedy(model, [p], max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, batch_size=1)[0]
+        for p in prompts
+    ]

@@ -1,0 +1,171 @@
+"""Benchmark item files: validation with file/line/field errors, and disjoint seeded parts.
+
+The card reports every benchmark on two or three disjoint item sets (A/B, and C for
+instruction following). All parts come from one seeded permutation of the item file's ids,
+cut into consecutive slices, so parts are disjoint by construction and a part's items do
+not depend on which other parts are evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lineage.io import DataError, read_jsonl
+
+PART_NAMES = ("A", "B", "C")
+
+# Per benchmark: the id field and the fields (with their types) every item must carry.
+SCHEMAS: dict[str, tuple[str, dict[str, type | tuple[type, ...]]]] = {
+    "mmlu": ("id", {"subject": str, "question": str, "choices": list, "answer": int}),
+    "gsm8k": ("id", {"question": str, "answer": str}),
+    "ifeval": ("key", {"prompt": str, "instruction_id_list": list, "kwargs": list}),
+    "degen": ("id", {"messages": list}),
+    "margin": ("battle_id", {"messages": list, "chosen": str, "rejected": str}),
+}
+
+
+def item_id(benchmark: str, item: Mapping[str, Any]) -> str:
+    """The item's id as a string (IFEval keys are ints; ids are compared as text everywhere)."""
+    return str(item[SCHEMAS[benchmark][0]])
+
+
+def _check_item(benchmark: str, path: Path, line: int, item: dict[str, Any]) -> None:
+    id_field, fields = SCHEMAS[benchmark]
+    where = f"{path}:{line}"
+    if id_field not in item or item[id_field] in (None, ""):
+        raise DataError(f"{where}: missing id field {id_field!r}")
+    for name, kind in fields.items():
+        if name not in item:
+            raise DataError(f"{where}: item {item[id_field]!r} has no field {name!r}")
+        if not isinstance(item[name], kind) or (kind is int and isinstance(item[name], bool)):
+            raise DataError(
+                f"{where}: item {item[id_field]!r} field {name!r} should be {getattr(kind, '__name__', kind)}, "
+                f"got {type(item[name]).__name__}"
+            )
+    if benchmark == "mmlu":
+        if len(item["choices"]) != 4 or not all(isinstance(c, str) for c in item["choices"]):
+            raise DataError(f"{where}: item {item['id']!r} field 'choices' must hold 4 strings")
+        if not 0 <= item["answer"] <= 3:
+            raise DataError(f"{where}: item {item['id']!r} field 'answer' must be 0-3, got {item['answer']}")
+    elif benchmark == "gsm8k":
+        if "####" not in item["answer"]:
+            raise DataError(f"{where}: item {item['id']!r} field 'answer' has no '#### <number>' line")
+    elif benchmark == "ifeval":
+        if len(item["kwargs"]) != len(item["instruction_id_list"]):
+            raise DataError(
+                f"{where}: item {item['key']!r} has {len(item['instruction_id_list'])} instructions but "
+                f"{len(item['kwargs'])} kwargs entries"
+            )
+    if benchmark in ("degen", "margin"):
+        messages = item["messages"]
+        if not messages or not all(isinstance(m, dict) and {"role", "content"} <= m.keys() for m in messages):
+            raise DataError(
+                f"{where}: item {item[id_field]!r} field 'messages' must be a non-empty list of {{role, content}}"
+            )
+        if messages[-1]["role"] != "user":
+            raise DataError(f"{where}: item {item[id_field]!r} field 'messages' must end with a user turn")
+
+
+def load_items(benchmark: str, path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read and validate an item file; ids must be unique."""
+    if benchmark not in SCHEMAS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(SCHEMAS)}")
+    path = Path(path)
+    items, seen = [], {}
+    for line, item in read_jsonl(path):
+        _check_item(benchmark, path, line, item)
+        key = item_id(benchmark, item)
+        if key in seen:
+            raise DataError(f"{path}:{line}: duplicate id {key!r} (first on line {seen[key]})")
+        seen[key] = line
+        items.append(item)
+    if not items:
+        raise DataError(f"{path}: no items")
+    return items
+
+
+def read_id_list(path: str | os.PathLike) -> list[str]:
+    """Ids from a split file: JSONL rows with id/key/battle_id/prompt_id, a JSON list, or one id a line."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return [str(x) for x in json.loads(text)]
+    if stripped.startswith("{"):
+        ids = []
+        for line, row in read_jsonl(path):
+            for field in ("id", "key", "battle_id", "prompt_id"):
+                if field in row:
+                    ids.append(str(row[field]))
+                    break
+            else:
+                raise DataError(f"{path}:{line}: no id field (id, key, battle_id or prompt_id)")
+        return ids
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def parse_part_sizes(spec: str | None, sample: int | None) -> dict[str, int]:
+    """Sizes of parts A, B, C: `200,400,753` (in part order) or `A=200,B=400,C=753`; `--sample N` alone
+    means every part has N items."""
+    if spec:
+        sizes = {}
+        for position, piece in enumerate(p.strip() for p in spec.split(",")):
+            name, sep, value = piece.rpartition("=") if "=" in piece else (None, "", piece)
+            name = name.strip() if sep else (PART_NAMES[position] if position < len(PART_NAMES) else "?")
+            if name not in PART_NAMES or not value.strip().isdigit():
+                raise ValueError(f"--sizes: bad entry {piece!r}; expected e.g. 200,400,753 or A=200,B=400,C=753")
+            sizes[name] = int(value)
+        return sizes
+    if sample is None:
+        return {}
+    return dict.fromkeys(PART_NAMES, sample)
+
+
+def sample_part(ids: Sequence[str], part: str, sizes: Mapping[str, int], seed: int) -> list[str]:
+    """The ids of one part: a slice of a seeded permutation of the sorted ids.
+
+    Part A is the first sizes['A'] ids of the permutation, part B the next sizes['B'], C the
+    next. The permutation depends only on the id set and the seed, never on the file order.
+    """
+    if part not in PART_NAMES:
+        raise ValueError(f"unknown part {part!r}; expected one of {', '.join(PART_NAMES)}")
+    order = sorted(ids)
+    random.Random(seed).shuffle(order)
+    index = PART_NAMES.index(part)
+    missing = [p for p in PART_NAMES[: index + 1] if p not in sizes]
+    if missing:
+        raise ValueError(f"part {part} needs the sizes of parts {', '.join(missing)}")
+    start = sum(sizes[p] for p in PART_NAMES[:index])
+    stop = start + sizes[part]
+    if stop > len(order):
+        raise DataError(
+            f"part {part} needs items {start + 1}..{stop} of the permutation but only {len(order)} items are available"
+        )
+    return order[start:stop]
+
+
+def select_items(
+    benchmark: str,
+    items: list[dict[str, Any]],
+    *,
+    part: str | None,
+    sizes: Mapping[str, int],
+    seed: int,
+    keep_ids: Sequence[str] | None = None,
+    source: str = "items",
+) -> list[dict[str, Any]]:
+    """Restrict to `keep_ids` (a split), then take the part; without a part, all remaining items."""
+    by_id = {item_id(benchmark, it): it for it in items}
+    if keep_ids is not None:
+        unknown = [i for i in keep_ids if i not in by_id]
+        if unknown:
+            raise DataError(f"{source}: split lists {len(unknown)} ids not in the item file, e.g. {unknown[:3]}")
+        by_id = {i: by_id[i] for i in keep_ids}
+    if part is None:
+        return list(by_id.values())
+    return [by_id[i] for i in sample_part(list(by_id), part, sizes, seed)]
