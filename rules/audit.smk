@@ -36,7 +36,7 @@ rule draw_graph:
         "../envs/workflow.yaml"
     shell:
         "python -m snakemake --snakefile {input.snakefile:q} --configfile {input.config}"
-        " --{wildcards.graph} all --nolock --quiet all 2> {log} | dot -Tsvg > {output.svg}"
+        " --nolock all --{wildcards.graph} dot 2> {log} | dot -Tsvg > {output.svg}"
 
 
 rule lineage_table:

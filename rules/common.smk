@@ -218,7 +218,7 @@ EVAL_CODE = sorted(
 def eval_common(wc):
     return (
         f"--model {shlex.quote(model_dir(wc.run))} --device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
-        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']}"
+        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']} --run {wc.run}"
     )
 
 

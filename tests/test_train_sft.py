@@ -12,7 +12,6 @@ from _training_fixtures import build_base, launch, losses, metrics, run_in_proce
 from lineage.checkpoint import init_root, verify_checkpoint
 from lineage.io import sha256_file
 from lineage.training.data import BatchPlan, BatchPlanError
-from lineage.training.state import StateError
 
 
 @pytest.fixture(scope="module")
@@ -83,21 +82,47 @@ def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-def test_resume_after_interruption_gives_the_same_weights(base, tmp_path):
+def test_resume_after_interruption_gives_the_same_weights(base, tmp_path, monkeypatch):
     state, log = tmp_path / "state", tmp_path / "metrics.jsonl"
     common = dict(steps=4, state_dir=state, save_every=2, keep_states=5, metrics=log)
     run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "full", **common))
     uninterrupted = losses(log)
-    # Interrupted right after the step-2 save: the step-4 state never completed, a later one was half-written.
-    (state / "step_000004" / "COMPLETE").unlink()
-    (state / ".step_000003.tmp").mkdir()
+    assert not any(state.rglob("step_*")), "states are removed once the final checkpoint exists"
+
+    # Killed after the last step, before the final save: the states survive the crash.
+    import train_sft
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed before the final save")
+
+    monkeypatch.setattr(train_sft, "save_final", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "resumed", **common))
+    monkeypatch.undo()
+    (recipe_dir,) = [p for p in state.iterdir() if p.is_dir()]
+    # ...and the step-4 save never completed, while a later one was half-written.
+    (recipe_dir / "step_000004" / "COMPLETE").unlink()
+    (recipe_dir / ".step_000005.tmp").mkdir()
     run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "resumed", **common))
     full, resumed = weights(tmp_path / "full"), weights(tmp_path / "resumed")
     assert all(torch.equal(full[k], resumed[k]) for k in full)
     assert [m["step"] for m in metrics(log)] == [1, 2, 3, 4] and losses(log) == uninterrupted
     assert verify_checkpoint(tmp_path / "resumed")["resumed_from"].endswith("step_000002")
-    with pytest.raises(StateError, match="other settings"):
-        run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "other", lr=1e-3, **common))
+
+
+def test_changed_recipe_starts_over_and_drops_old_states(base, tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    common = dict(steps=4, state_dir=state, save_every=2, keep_states=5)
+    import train_sft
+
+    monkeypatch.setattr(train_sft, "save_final", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "a", **common))
+    monkeypatch.undo()
+    (old,) = list(state.iterdir())
+    run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "b", lr=1e-3, **common))
+    assert not old.exists(), "the earlier recipe's states are removed"
+    assert verify_checkpoint(tmp_path / "b")["resumed_from"] is None
 
 
 def test_lineage_names_parent_root_recipe_and_data(base, reference):

@@ -37,7 +37,7 @@ def planned_jobs(*args: str, cwd: Path = REPO) -> dict[str, int]:
 
 def dag_edges(*args: str, cwd: Path = REPO) -> set[tuple[str, str]]:
     """Edges of `snakemake --dag` as ('rule[:wildcards]', 'rule[:wildcards]') pairs (parent, child)."""
-    dot = snakemake("--dag", *args, cwd=cwd).stdout
+    dot = snakemake(*args, "--dag", cwd=cwd).stdout
     labels = {}
     for node, label in re.findall(r'^\s*(\d+)\[label = "([^"]*)"', dot, flags=re.M):
         rule, *wildcards = label.split("\\n")

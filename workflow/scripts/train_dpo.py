@@ -28,6 +28,7 @@ from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
 from lineage.training.config import add_training_args, check_args, recipe_hash
+from lineage.training.state import discard_states
 from lineage.training.data import BatchPlan, collate, load_rows, rank_rows, sample_order
 from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
@@ -146,6 +147,7 @@ def main(args) -> int:
         optimizer = build_optimizer(
             policy, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay, eps=args.adam_eps
         )
+        run_hash = recipe_hash(args, data_records, parent)
         summary = train(
             args,
             env,
@@ -156,7 +158,7 @@ def main(args) -> int:
             stat_names=STATS,
             shown=("margin", "accuracy"),
             active_params=active,
-            recipe_hash=recipe_hash(args, data_records, parent),
+            recipe_hash=run_hash,
         )
         save_final(
             args,
@@ -169,6 +171,8 @@ def main(args) -> int:
             started=started,
             extra={"pairs_trained": summary["normalizer"], "pairs_dropped": dropped},
         )
+        if args.state_dir is not None and env.is_main:
+            discard_states(args.state_dir, run_hash)
         tdist.print0(f"saved {args.out} (final loss {summary['final_loss']:.4f}, {time.time() - started:.1f} s)")
     finally:
         tdist.close()

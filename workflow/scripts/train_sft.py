@@ -28,6 +28,7 @@ from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
 from lineage.training.config import add_training_args, check_args, recipe_hash
+from lineage.training.state import discard_states
 from lineage.training.data import BatchPlan, collate, load_rows, rank_rows, sample_order
 from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
@@ -101,6 +102,7 @@ def main(args) -> int:
             model, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay, eps=args.adam_eps
         )
 
+        run_hash = recipe_hash(args, data_records, parent)
         summary = train(
             args,
             env,
@@ -110,7 +112,7 @@ def main(args) -> int:
             loss_fn=loss_fn,
             stat_names=(),
             active_params=active,
-            recipe_hash=recipe_hash(args, data_records, parent),
+            recipe_hash=run_hash,
         )
         save_final(
             args,
@@ -123,6 +125,8 @@ def main(args) -> int:
             started=started,
             extra={"loss_tokens": summary["normalizer"], "data_stats": stats.as_dict()},
         )
+        if args.state_dir is not None and env.is_main:
+            discard_states(args.state_dir, run_hash)
         tdist.print0(f"saved {args.out} (final loss {summary['final_loss']:.4f}, {time.time() - started:.1f} s)")
     finally:
         tdist.close()

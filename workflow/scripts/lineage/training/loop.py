@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from lineage.training.dist import DistEnv, all_reduce_sum, print0
+from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
-from lineage.training.state import latest_state, load_state, save_state
+from lineage.training.state import latest_state, load_state, recipe_state_dir, save_state
 
 
 @dataclass
@@ -55,8 +55,11 @@ def train(
     """
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
+    state_dir = None
     if args.state_dir is not None:
-        resumed = latest_state(args.state_dir, recipe_hash)
+        state_dir = recipe_state_dir(args.state_dir, recipe_hash, prune=env.is_main)
+        barrier()
+        resumed = latest_state(state_dir, recipe_hash)
         if resumed is not None:
             meta = load_state(resumed, model, optimizer, env)
             start = meta["step"]
@@ -123,9 +126,9 @@ def train(
                 "peak_mem_gib": peak_mem,
             }
         )
-        if args.state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:
+        if state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:
             save_state(
-                args.state_dir,
+                state_dir,
                 step + 1,
                 model,
                 optimizer,

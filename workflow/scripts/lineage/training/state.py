@@ -46,6 +46,27 @@ def complete_states(state_dir: str | os.PathLike) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name[len(PREFIX) :]))
 
 
+def recipe_state_dir(state_dir: str | os.PathLike, recipe_hash: str, *, prune: bool) -> Path:
+    """The states of this recipe live in their own subfolder; with `prune`, drop other recipes'.
+
+    A changed hyperparameter, parent or data set makes a new recipe: its run starts from step 0
+    and the old recipe's states, which can never be resumed again, are removed.
+    """
+    root = Path(state_dir)
+    own = root / recipe_hash[:16]
+    if prune and root.is_dir():
+        for other in root.iterdir():
+            if other.is_dir() and other != own:
+                print(f"removing resumable state of an earlier recipe: {other}", flush=True)
+                shutil.rmtree(other, ignore_errors=True)
+    return own
+
+
+def discard_states(state_dir: str | os.PathLike, recipe_hash: str) -> None:
+    """Remove this recipe's states once the final checkpoint is written (they can be huge)."""
+    shutil.rmtree(Path(state_dir) / recipe_hash[:16], ignore_errors=True)
+
+
 def latest_state(state_dir: str | os.PathLike, recipe_hash: str) -> Path | None:
     """The newest complete state; refuse one written for another recipe."""
     states = complete_states(state_dir)
