@@ -27,7 +27,9 @@ DEFAULT_CARD = Path(__file__).resolve().parents[2] / "resources" / "card_eval_ta
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--result", nargs="+", required=True, help="result JSONs written by eval_benchmark.py")
+    parser.add_argument(
+        "--result", nargs="+", action="extend", required=True, help="result JSONs (repeatable; each flag takes one or more)"
+    )
     parser.add_argument("--columns", required=True, help="comma-separated run names, in column order")
     parser.add_argument("--scale", choices=["embedded", "full"], default="embedded")
     parser.add_argument("--card-values", default=str(DEFAULT_CARD), help="the card's table (TSV, verbatim)")
