@@ -118,6 +118,8 @@ def recipe_of(run):
     """Every value that shapes a training run; passed through params so a change reruns it."""
     spec, train = RUNS[run], train_settings(run)
     recipe = optimizer_recipe(spec, train)
+    recipe["lr"] = spec["lr"] * train["lr_scale"]
+    recipe["lineage_extra"] = json.dumps({"card_lr": spec["lr"], "lr_scale": train["lr_scale"]})
     if spec["kind"] == "dpo":
         recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
     return recipe

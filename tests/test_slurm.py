@@ -1,0 +1,124 @@
+"""The Slurm profile on a real single-node Slurm cluster (Debian's slurmctld and slurmd).
+
+The published lineage runs through sbatch at embedded scale; a changed hyperparameter
+resubmits exactly the jobs that depend on it; a job killed with scancel is detected and the
+next run resumes it from its resumable state.
+
+python -m pytest tests/test_slurm.py -q      (as root; starts and stops the cluster)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import slurm_cluster
+from conftest import copy_workflow
+from workflow_helpers import planned_jobs, snakemake
+
+pytestmark = [
+    pytest.mark.slurm,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the test cluster's daemons run as root"),
+]
+
+# The profile as users run it, plus what a cluster without an accounting database needs.
+PROFILE = [
+    "--profile",
+    "profiles/slurm",
+    "--config",
+    "scale=embedded",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
+    "--jobs",
+    "3",
+]
+SFTWF_LR = "runs:\n  sftwF:\n    lr: 7.0e-6\n"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    slurm_cluster.start()
+    yield
+    slurm_cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return copy_workflow(tmp_path_factory.mktemp("slurm-workflow"))
+
+
+def submitted_since(seen: set[str]) -> list[str]:
+    """'rule:wildcards' of the jobs submitted after the ids in `seen` (from sbatch --comment)."""
+    jobs = [job for job in slurm_cluster.squeue_jobs() if job["id"] not in seen]
+    return sorted(job["comment"].removeprefix("rule_").replace("_wildcards_", ":") for job in jobs)
+
+
+def job_ids() -> set[str]:
+    return {job["id"] for job in slurm_cluster.squeue_jobs()}
+
+
+def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
+    snakemake(*PROFILE, "soupF2_eval", cwd=workdir, timeout=1800)
+    submitted = submitted_since(set())
+    for job in ("train_standin", "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
+        assert job in submitted, (job, submitted)
+    assert all(j.split(":")[0] not in ("make_eval_table", "eval_column") for j in submitted)  # local rules
+    for run in ("stage1", "sftw2", "sftw4", "sftwF"):
+        log = (workdir / f"logs/embedded/train_sft/{run}.log").read_text()
+        assert "world size 2" in log, f"{run} did not train with 2 FSDP processes:\n{log[:2000]}"
+    assert (workdir / "results/embedded/eval_table.md").is_file()
+
+
+def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir):
+    overlay = workdir / "sftwF_lr.yaml"
+    overlay.write_text(SFTWF_LR)
+    seen = job_ids()
+    snakemake(*PROFILE, "soupF2_eval", "--configfile", str(overlay), cwd=workdir, timeout=1800)
+    benches = [f"eval_{b}:{run}_{p}" for run in ("sftwF", "soupF2") for b, parts in
+               (("mmlu", "AB"), ("gsm8k", "AB"), ("ifeval", "ABC"), ("degen", "A")) for p in parts]
+    benches += [f"eval_margin:{run}" for run in ("sftwF", "soupF2")]
+    expected = sorted(["train_sft:sftwF", "soup:soupF2", *benches])
+    assert submitted_since(seen) == expected
+    # ...and nothing is left to do: a second run submits nothing.
+    seen = job_ids()
+    assert planned_jobs(*PROFILE, "soupF2_eval", "--configfile", str(overlay), cwd=workdir) == {}
+    snakemake(*PROFILE, "soupF2_eval", "--configfile", str(overlay), cwd=workdir)
+    assert submitted_since(seen) == []
+
+
+def test_scancel_mid_run_is_detected_and_the_rerun_resumes(cluster, workdir):
+    target, state = "sftwS", workdir / "state/embedded/sftwS"
+    cmd = [sys.executable, "-m", "snakemake", *PROFILE, "--retries", "0", target]
+    run = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        job = _wait_for_saved_state(f"rule_train_sft_wildcards_{target}", state, timeout=900)
+        subprocess.run(["scancel", job], check=True)
+        out, _ = run.communicate(timeout=600)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode != 0, out
+    assert "Error in rule train_sft" in out or "failed" in out.lower(), out[-3000:]
+    assert not (workdir / "results/embedded/models/sftwS").exists()  # no half-written checkpoint
+
+    snakemake(*PROFILE, target, cwd=workdir, timeout=1200)
+    log = (workdir / "logs/embedded/train_sft/sftwS.log").read_text()
+    assert "resumed from" in log, log[:3000]
+    assert (workdir / "results/embedded/models/sftwS/lineage.json").is_file()
+
+
+def _wait_for_saved_state(comment: str, state: Path, timeout: float) -> str:
+    """The Slurm id of the running job with this comment, once it has written a complete state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = [j for j in slurm_cluster.squeue_jobs() if j["comment"] == comment and j["state"] == "RUNNING"]
+        if running and any(state.glob("*/step_*/COMPLETE")):
+            return running[0]["id"]
+        time.sleep(1)
+    raise AssertionError(f"no running job {comment} with a saved state within {timeout:.0f} s")

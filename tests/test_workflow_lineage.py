@@ -1,0 +1,40 @@
+"""The embedded lineage end to end on CPU: `snakemake --cores 2 sftwF`, then `soupF2`.
+
+These share one scratch copy of the workflow with test_workflow_data.py (session fixture), so
+the data stages are built once.
+"""
+
+import json
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from workflow_helpers import planned_jobs, snakemake
+
+
+def test_sftwF_trains_from_the_standin_and_a_rerun_does_nothing(embedded_workflow):
+    snakemake("--cores", "2", "sftwF", cwd=embedded_workflow, timeout=1500)
+    models = embedded_workflow / "results/embedded/models"
+    lineage = json.loads((models / "sftwF/lineage.json").read_text())
+    assert lineage["kind"] == "sft" and lineage["parents"][0]["run"] == "stage1"
+    assert lineage["card_lr"] == 5e-6 and lineage["recipe"]["steps"] == 30
+    assert lineage["recipe"]["lr"] == 5e-6 * lineage["lr_scale"]
+    assert lineage["world_size"] == 2  # FSDP over 2 processes on gloo
+    standin = [json.loads(l) for l in (embedded_workflow / "results/embedded/metrics/stage1.jsonl").open()]
+    assert standin[-1]["loss"] < standin[0]["loss"] - 1.0  # the stand-in has learned something
+    assert planned_jobs("sftwF", cwd=embedded_workflow) == {}
+
+
+def test_soupF2_builds_loads_and_generates(embedded_workflow):
+    snakemake("--cores", "2", "soupF2", cwd=embedded_workflow, timeout=1500)
+    soup = embedded_workflow / "results/embedded/models/soupF2"
+    lineage = json.loads((soup / "lineage.json").read_text())
+    assert [p["run"] for p in lineage["parents"]] == ["sftwF", "soup24"]
+    for name in ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json"):
+        assert (soup / name).is_file(), name
+    tok = AutoTokenizer.from_pretrained(soup)
+    model = AutoModelForCausalLM.from_pretrained(soup)
+    msgs = [{"role": "system", "content": (soup / "system_prompt.txt").read_text()}, {"role": "user", "content": "Hello!"}]
+    inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    with torch.no_grad():
+        out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    assert out.shape[1] > inputs["input_ids"].shape[1]
