@@ -22,6 +22,7 @@ from workflow_helpers import planned_jobs, snakemake
 
 pytestmark = [
     pytest.mark.slurm,
+    pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="the test cluster's daemons run as root"),
 ]
 

@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from workflow_helpers import planned_jobs, snakemake
+
+pytestmark = pytest.mark.slow
 
 CARD = {
     "battles": 236,

@@ -6,9 +6,13 @@ the data stages are built once.
 
 import json
 
+import pytest
+
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from workflow_helpers import planned_jobs, snakemake
+
+pytestmark = pytest.mark.slow
 
 
 def test_sftwF_trains_from_the_standin_and_a_rerun_does_nothing(embedded_workflow):
