@@ -3,11 +3,19 @@
 python -m pytest tests/test_dag.py -q
 """
 
+import pytest
+from conftest import copy_workflow
 from workflow_helpers import dag_edges, planned_jobs
 
 
-def test_soupF2_eval_plans_the_whole_published_lineage():
-    jobs = planned_jobs("soupF2_eval")
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """A copy of the workflow with nothing built, so plans do not depend on the checkout's results."""
+    return copy_workflow(tmp_path_factory.mktemp("dag"))
+
+
+def test_soupF2_eval_plans_the_whole_published_lineage(fresh):
+    jobs = planned_jobs("soupF2_eval", cwd=fresh)
     assert jobs["train_sft"] == 3  # sftw2, sftw4, sftwF
     assert jobs["soup"] == 2  # soup24, soupF2
     assert jobs["train_standin"] == 1  # the embedded Stage-1 stand-in
@@ -22,8 +30,8 @@ def test_soupF2_eval_plans_the_whole_published_lineage():
     assert jobs["make_eval_table"] == 1
 
 
-def test_dag_edges_follow_the_card():
-    edges = dag_edges("soupF2_eval")
+def test_dag_edges_follow_the_card(fresh):
+    edges = dag_edges("soupF2_eval", cwd=fresh)
     lineage = {
         ("train_standin", "train_sft:sftw2"),
         ("train_standin", "train_sft:sftw4"),
@@ -43,14 +51,14 @@ def test_dag_edges_follow_the_card():
         assert all((e, "make_eval_table:eval_table") in edges for e in evals)
 
 
-def test_ablations_plan_every_rejected_run():
-    jobs = planned_jobs("ablations")
+def test_ablations_plan_every_rejected_run(fresh):
+    jobs = planned_jobs("ablations", cwd=fresh)
     assert jobs["train_dpo"] == 4
     assert jobs["train_sft"] == 3 + 6  # the published three + sftw_lr2em6, sftw_lr1em5, sftw4_lr2em6, sftwT, sftwFr6, sftwS
     assert jobs["soup"] == 2 + 5  # soup24, soupF2 + soupT, soupFT3, soupFr, soupG, soup4
 
 
-def test_one_run_target_plans_only_its_ancestors():
-    jobs = planned_jobs("sftwF")
+def test_one_run_target_plans_only_its_ancestors(fresh):
+    jobs = planned_jobs("sftwF", cwd=fresh)
     assert jobs["train_sft"] == 1
     assert "soup" not in jobs and not any(rule.startswith("eval_") for rule in jobs)
