@@ -60,8 +60,65 @@ rule lineage_table:
         "python {input.code} {params.models} --out-tsv {output.tsv} --out-html {output.html} > {log} 2>&1"
 
 
+TRAINED_RUNS = [r for r in PUBLISHED_RUNS if RUNS[r]["kind"] in ("sft", "dpo")]
+
+
+rule plot_loss_curves:
+    """Loss against step for the stand-in and every published training run."""
+    input:
+        models=[model_dir(r) for r in TRAINED_RUNS],
+        code="workflow/scripts/plot_loss_curves.py",
+    output:
+        report(f"{AUDIT}/loss_curves.png", category="Training"),
+    log:
+        f"{LOGS}/plot_loss_curves.log",
+    localrule: True
+    conda:
+        "../envs/eval.yaml"
+    params:
+        metrics=" ".join(
+            f"--metrics {OUT}/metrics/{r}.jsonl"
+            for r in (["stage1"] if STAGE1_BUILT else []) + TRAINED_RUNS
+        ),
+    shell:
+        "python {input.code} {params.metrics} --out {output} > {log} 2>&1"
+
+
+rule html_report:
+    """Snakemake's self-contained HTML report: eval table, loss curves, data audit, lineage, DAG."""
+    input:
+        config=rules.resolved_config.output,
+        snakefile=workflow.main_snakefile,
+        parts=[
+            f"{OUT}/eval_table.png",
+            f"{OUT}/eval_table.md",
+            f"{AUDIT}/loss_curves.png",
+            f"{AUDIT}/lineage.html",
+            f"{AUDIT}/rulegraph.svg",
+            f"{DATA}/audit.html",
+        ],
+    output:
+        f"{AUDIT}/report.html",
+    log:
+        f"{LOGS}/html_report.log",
+    localrule: True
+    conda:
+        "../envs/workflow.yaml"
+    shell:
+        "python -m snakemake --snakefile {input.snakefile:q} --configfile {input.config} --nolock"
+        " --report {output} eval_table_report_parts > {log} 2>&1"
+
+
+rule eval_table_report_parts:
+    """What the HTML report shows (a target for the nested --report call)."""
+    input:
+        rules.html_report.input.parts,
+
+
 rule audit:
     input:
+        rules.html_report.output,
+        rules.plot_loss_curves.output,
         [f"{AUDIT}/{graph}.svg" for graph in ("rulegraph", "dag")],
         rules.lineage_table.output,
         data_targets(),

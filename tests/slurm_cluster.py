@@ -50,7 +50,7 @@ ReturnToService=2
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
-MinJobAge=600
+MinJobAge=7200
 KillWait=5
 SlurmdParameters=config_overrides
 NodeName={host} CPUs={cpus} RealMemory={mem_mb} State=UNKNOWN
