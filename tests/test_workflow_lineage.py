@@ -42,3 +42,18 @@ def test_soupF2_builds_loads_and_generates(embedded_workflow):
     with torch.no_grad():
         out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
     assert out.shape[1] > inputs["input_ids"].shape[1]
+
+
+def _mean(values):
+    return sum(values) / len(values)
+
+
+def test_training_loss_falls_for_the_sft_runs_and_a_dpo_ablation(embedded_workflow):
+    """sftw2, sftw4, sftwF (built above) and the battle-pair DPO ablation all lower their loss."""
+    snakemake("--cores", "2", "dpo_lr1em6", cwd=embedded_workflow, timeout=1500)
+    metrics = embedded_workflow / "results/embedded/metrics"
+    for run in ("sftw2", "sftw4", "sftwF", "dpo_lr1em6"):
+        losses = [json.loads(line)["loss"] for line in (metrics / f"{run}.jsonl").open()]
+        assert _mean(losses[-5:]) < _mean(losses[:5]), (run, losses)
+    dpo = json.loads((embedded_workflow / "results/embedded/models/dpo_lr1em6/lineage.json").read_text())
+    assert dpo["kind"] == "dpo" and dpo["parents"][0]["run"] == "stage1" and dpo["recipe"]["beta"] == 0.1
