@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -78,21 +79,27 @@ def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
 def verify_checkpoint(directory: str | os.PathLike) -> dict[str, Any]:
     """Check every file listed in lineage.json against its sha256; return the lineage record.
 
-    Raises CheckpointError naming the first missing, truncated or altered file.
+    Raises CheckpointError naming the first missing, truncated or altered file. Files are
+    hashed in parallel threads (hashlib releases the GIL), since hashing tens of GB of shards
+    on one core would otherwise cost more than reading them.
     """
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointError(f"{directory}: checkpoint directory does not exist")
     lineage = read_lineage(directory)
-    for name, expected in sorted(lineage.get("files", {}).items()):
-        path = directory / name
-        if not path.is_file():
-            raise CheckpointError(f"{path}: listed in {LINEAGE_NAME} but missing")
-        actual = sha256_file(path)
-        if actual != expected:
+    expected = dict(sorted(lineage.get("files", {}).items()))
+    for name in expected:
+        if not (directory / name).is_file():
+            raise CheckpointError(f"{directory / name}: listed in {LINEAGE_NAME} but missing")
+    workers = max(1, min(len(expected), os.cpu_count() or 1, 8))
+    with ThreadPoolExecutor(workers) as pool:
+        actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))
+    for name, digest in expected.items():
+        if actual[name] != digest:
             raise CheckpointError(
-                f"{path}: sha256 {actual[:16]}… does not match {expected[:16]}… recorded in {LINEAGE_NAME}; "
-                "the file is truncated or was altered. Rebuild this checkpoint (snakemake --forcerun <run>)."
+                f"{directory / name}: sha256 {actual[name][:16]}… does not match {digest[:16]}… recorded in "
+                f"{LINEAGE_NAME}; the file is truncated or was altered. Rebuild this checkpoint "
+                "(snakemake --forcerun <run>)."
             )
     for shard in shard_files(directory):
         if not (directory / shard).is_file():
@@ -100,13 +107,21 @@ def verify_checkpoint(directory: str | os.PathLike) -> dict[str, Any]:
     return lineage
 
 
-def write_lineage(directory: str | os.PathLike, record: Mapping[str, Any]) -> dict[str, Any]:
-    """Write lineage.json with the sha256 of every other file in the directory."""
+def write_lineage(
+    directory: str | os.PathLike, record: Mapping[str, Any], known_sha256: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Write lineage.json with the sha256 of every other file in the directory.
+
+    `known_sha256` holds checksums computed while the files were written (ShardWriter.sha256);
+    those files are not read again, which for a large checkpoint saves a full pass over its shards.
+    """
     directory = Path(directory)
+    known = dict(known_sha256 or {})
     files = {
-        str(p.relative_to(directory)): sha256_file(p)
+        name: known.get(name) or sha256_file(p)
         for p in sorted(directory.rglob("*"))
         if p.is_file() and p.name != LINEAGE_NAME and not p.name.startswith(".snakemake")
+        for name in [str(p.relative_to(directory))]
     }
     full = {**record, "files": files}
     (directory / LINEAGE_NAME).write_text(json.dumps(full, indent=2, default=str) + "\n")
@@ -200,7 +215,7 @@ def save_checkpoint(
         if dtype is not None:
             config.dtype = dtype
         config.save_pretrained(tmp)
-        record = write_lineage(tmp, lineage)
+        record = write_lineage(tmp, lineage, known_sha256=writer.sha256)
     return record
 
 

@@ -7,10 +7,12 @@ temporary sibling that is renamed into place only after it is fully written and 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -51,11 +53,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling path; rename it onto `path` only if the block succeeds.
 
     Works for files and directories. On any error the temporary is removed, so a later run
-    never mistakes a half-written output for a finished one.
+    never mistakes a half-written output for a finished one. A process killed outright
+    (SIGKILL, a node lost) cannot clean up, so its temporary is named after host and process
+    and removed by the next writer of the same path on that host once that process is gone.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    _remove_stale_temporaries(final)
+    prefix = f".{final.name}.tmp-{socket.gethostname()}-{os.getpid()}-"
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))
     target = tmp / final.name
     try:
         yield target
@@ -66,6 +72,26 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         _fsync_dir(final.parent)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale_temporaries(final: Path) -> None:
+    """Delete temporaries of `final` left by dead processes of this host (others are left alone)."""
+    host = socket.gethostname()
+    for sibling in final.parent.glob(f".{glob.escape(final.name)}.tmp-*"):
+        parts = sibling.name[len(f".{final.name}.tmp-"):].rsplit("-", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or _alive(int(parts[1])):
+            continue
+        shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _fsync_tree(path: Path) -> None:

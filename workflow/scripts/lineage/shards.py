@@ -7,18 +7,38 @@ read here; pickled weights (`*.bin`, `*.pt`) are refused because loading them ru
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
-from collections.abc import Iterator
+import queue
+import struct
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from safetensors.torch import save_file
 
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 PICKLED_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
+
+# safetensors dtype names <-> torch dtypes (the subset torch can hold).
+DTYPES: dict[str, torch.dtype] = {
+    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+    "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
+    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
+    "U64": torch.uint64, "U32": torch.uint32, "U16": torch.uint16, "U8": torch.uint8, "BOOL": torch.bool,
+}
+DTYPE_NAMES: dict[torch.dtype, str] = {dtype: name for name, dtype in DTYPES.items()}
+# safetensors writes tensors by this dtype order (widest first, keeping each aligned), then by name.
+_WRITE_ORDER = ("U64", "I64", "F64", "F32", "U32", "I32", "BF16", "F16", "U16", "I16",
+                "F8_E4M3", "F8_E5M2", "I8", "U8", "BOOL")
+MAX_HEADER_BYTES = 100 * 1024**2  # the safetensors reader's own limit
 
 
 class CheckpointError(RuntimeError):
@@ -83,26 +103,285 @@ def tensor_specs(directory: str | os.PathLike) -> dict[str, tuple[str, tuple[int
     return specs
 
 
-class ShardWriter:
-    """Stream tensors into size-bounded shards, then name them `-of-N` and write the index.
+@dataclass(frozen=True)
+class TensorEntry:
+    """Where one tensor lies in a shard file: absolute byte range [start, end)."""
 
-    Tensors are buffered until the next one would pass `max_shard_bytes`, so peak memory is
-    about one shard. Use as a context manager; `close()` finalises names and the index.
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    start: int
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.start
+
+
+def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
+    """Parse a safetensors header (8-byte length + JSON) without touching the tensor data.
+
+    The byte ranges are checked against the file size, so a truncated shard is refused here,
+    naming the file and the first tensor that runs past its end.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            (length,) = struct.unpack("<Q", handle.read(8).ljust(8, b"\0"))
+            if length > min(size - 8, MAX_HEADER_BYTES):
+                raise CheckpointError(f"{path}: header length {length} does not fit a {size}-byte file; "
+                                      "truncated or not safetensors")
+            header = json.loads(handle.read(length))
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path}: unreadable safetensors header ({err})") from None
+    base = 8 + length
+    entries: dict[str, TensorEntry] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info.get("dtype") not in DTYPES:
+            raise CheckpointError(f"{path}: tensor {name} has dtype {info.get('dtype')!r}, which torch cannot hold")
+        begin, end = info["data_offsets"]
+        if base + end > size:
+            raise CheckpointError(f"{path}: tensor {name} ends at byte {base + end} but the file has {size} bytes; "
+                                  "the shard is truncated. Rebuild or re-download it.")
+        entries[name] = TensorEntry(DTYPES[info["dtype"]], tuple(info["shape"]), base + begin, base + end)
+    return entries
+
+
+class ShardReader:
+    """Read tensors, or byte ranges of them, from one checkpoint with one shard file open at a time.
+
+    Reads go through `os.preadv` into buffers the caller owns and reuses, so reading a
+    checkpoint costs no allocation per tensor and no memory beyond those buffers. `opens`
+    counts how often each shard was opened: callers that order their reads by shard open
+    each file once.
     """
 
-    def __init__(self, directory: str | os.PathLike, max_shard_bytes: int = 2 * 1024**3):
+    def __init__(self, directory: str | os.PathLike, headers: Mapping[str, Mapping[str, TensorEntry]] | None = None):
+        self.directory = Path(directory)
+        self.weight_map = weight_map(self.directory)
+        self.headers = dict(headers) if headers is not None else {
+            shard: read_header(self.directory / shard) for shard in sorted(set(self.weight_map.values()))
+        }
+        self.opens: Counter[str] = Counter()
+        self._fd: int | None = None
+        self._shard: str | None = None
+
+    def entry(self, name: str) -> TensorEntry:
+        shard = self.weight_map[name]
+        try:
+            return self.headers[shard][name]
+        except KeyError:
+            raise CheckpointError(f"{self.directory / INDEX_NAME}: maps {name} to {shard}, "
+                                  "which has no such tensor; the index and the shards disagree") from None
+
+    def readinto(self, name: str, buffer: memoryview, offset: int = 0) -> None:
+        """Fill `buffer` with the tensor's bytes starting `offset` bytes into the tensor."""
+        entry = self.entry(name)
+        if offset + buffer.nbytes > entry.nbytes:
+            raise ValueError(f"{name}: bytes [{offset}, {offset + buffer.nbytes}) lie outside its {entry.nbytes} bytes")
+        fd = self._open(self.weight_map[name])
+        position, view = entry.start + offset, buffer.cast("B")
+        while view.nbytes:
+            got = os.preadv(fd, [view], position)
+            if got == 0:
+                raise CheckpointError(
+                    f"{self.directory / self._shard}: ended inside tensor {name}; the shard is truncated"
+                )
+            position, view = position + got, view[got:]
+
+    def _open(self, shard: str) -> int:
+        if shard != self._shard:
+            self.close()
+            self._fd = os.open(self.directory / shard, os.O_RDONLY)
+            self._shard = shard
+            self.opens[shard] += 1
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd, self._shard = None, None
+
+    def __enter__(self) -> ShardReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def safetensors_header(specs: Sequence[tuple[str, torch.dtype, Sequence[int]]],
+                       metadata: Mapping[str, str] | None = None) -> tuple[bytes, int]:
+    """The length-prefixed header of a file holding `specs` (name, dtype, shape) in that order,
+    and the number of data bytes that follow it."""
+    header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
+    offset = 0
+    for name, dtype, shape in specs:
+        if dtype not in DTYPE_NAMES:
+            raise CheckpointError(f"{name}: dtype {dtype} cannot be stored in safetensors")
+        size = math.prod(shape) * dtype.itemsize
+        header[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    blob += b" " * (-len(blob) % 8)
+    return struct.pack("<Q", len(blob)) + blob, offset
+
+
+def write_safetensors(path: str | os.PathLike, tensors: Mapping[str, torch.Tensor],
+                      metadata: Mapping[str, str] | None = None, *, fsync: bool = False,
+                      chunk_bytes: int = 1 << 26) -> str:
+    """Write one safetensors file straight from the tensors' memory and return its sha256.
+
+    Byte for byte what `safetensors.torch.save_file` writes (same tensor order, header padded
+    to 8 bytes), but hashing while writing spares a second pass over the file when
+    lineage.json records its checksum.
+    """
+    for name, tensor in tensors.items():
+        if tensor.dtype not in DTYPE_NAMES:
+            raise CheckpointError(f"{name}: dtype {tensor.dtype} cannot be stored in safetensors")
+    order = sorted(tensors, key=lambda name: (_WRITE_ORDER.index(DTYPE_NAMES[tensors[name].dtype]), name))
+    prefix, _ = safetensors_header([(name, tensors[name].dtype, tensors[name].shape) for name in order], metadata)
+    digest = hashlib.sha256(prefix)
+    with open(path, "wb") as handle:
+        handle.write(prefix)
+        for name in order:
+            tensor = tensors[name]
+            if tensor.numel() == 0:
+                continue
+            data = memoryview(tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy())
+            for begin in range(0, data.nbytes, chunk_bytes):
+                piece = data[begin:begin + chunk_bytes]
+                handle.write(piece)
+                digest.update(piece)
+        if fsync:
+            handle.flush()
+            os.fsync(handle.fileno())
+    return digest.hexdigest()
+
+
+@dataclass
+class _PlannedShard:
+    temp_name: str
+    names: list[str]
+    prefix: bytes  # length + header
+    data_bytes: int
+
+
+class _ShardStream:
+    """Cut one planned byte stream into shard files: header, then data; hash each as it goes.
+
+    Every `writeback_bytes` it asks the kernel to start writing the new pages to disk
+    (posix_fadvise DONTNEED starts writeback of dirty pages without waiting), so the disk
+    works while the soup computes and the final fsync only waits for the tail.
+    """
+
+    def __init__(self, directory: Path, shards: list[_PlannedShard], writeback_bytes: int = 64 * 1024**2):
+        self.directory, self.shards, self.writeback_bytes = directory, shards, writeback_bytes
+        self.sha256: dict[str, str] = {}
+        self._number, self._handle, self._left, self._digest = -1, None, 0, hashlib.sha256()
+        self._written = self._advised = 0
+
+    def feed(self, data: memoryview) -> None:
+        while data.nbytes:
+            if self._handle is None:
+                self._open_next()
+                continue
+            piece = data[: self._left]
+            self._handle.write(piece)
+            self._digest.update(piece)
+            self._left -= piece.nbytes
+            self._written += piece.nbytes
+            data = data[piece.nbytes:]
+            if self._written - self._advised >= self.writeback_bytes:
+                self._start_writeback()
+            if self._left == 0:
+                self._finish()
+
+    def finish(self) -> None:
+        """Complete trailing shards that hold only empty tensors; refuse a stream that fell short."""
+        def empty_next() -> bool:
+            return self._number + 1 < len(self.shards) and not self.shards[self._number + 1].data_bytes
+
+        while self._handle is None and empty_next():
+            self._open_next()
+        if self._handle is not None or self._number + 1 < len(self.shards):
+            shard = self.shards[max(self._number, 0)]
+            raise CheckpointError(f"{self.directory / shard.temp_name}: the stream ended {self._left} bytes short "
+                                  "of the planned tensors; every planned tensor must be written in full")
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _open_next(self) -> None:
+        self._number += 1
+        if self._number >= len(self.shards):
+            raise CheckpointError(f"{self.directory}: more bytes written than the planned tensors hold")
+        shard = self.shards[self._number]
+        self._handle = open(self.directory / shard.temp_name, "wb")
+        self._handle.write(shard.prefix)
+        self._digest, self._left = hashlib.sha256(shard.prefix), shard.data_bytes
+        self._written = self._advised = len(shard.prefix)
+        if self._left == 0:
+            self._finish()
+
+    def _start_writeback(self) -> None:
+        self._handle.flush()
+        if hasattr(os, "posix_fadvise"):  # Linux; elsewhere the final fsync does all the work
+            os.posix_fadvise(self._handle.fileno(), self._advised, self._written - self._advised,
+                             os.POSIX_FADV_DONTNEED)
+        self._advised = self._written
+
+    def _finish(self) -> None:
+        self._start_writeback()
+        self._handle.close()
+        self._handle = None
+        self.sha256[self.shards[self._number].temp_name] = self._digest.hexdigest()
+
+
+class ShardWriter:
+    """Write tensors into size-bounded shards, then name them `-of-N` and write the index.
+
+    Two ways in. `add(name, tensor)` buffers tensors until the next one would pass
+    `max_shard_bytes`, so peak memory is about one shard (two with `background=True`, which
+    writes, hashes and fsyncs a full shard in a thread while the caller fills the next).
+    `plan(specs)` then `claim(nbytes)` is for callers that know every tensor up front (a
+    soup): the headers are fixed first and results are computed straight into small staging
+    buffers that are written in order, so memory stays at a few staging buffers whatever the
+    model size. Use as a context manager; `close()` finalises names and the index, and
+    `sha256` then maps every file written to its checksum.
+    """
+
+    def __init__(self, directory: str | os.PathLike, max_shard_bytes: int = 2 * 1024**3, *, background: bool = False,
+                 stage_bytes: int = 8 * 1024**2, stages: int = 3):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_shard_bytes = max_shard_bytes
+        self.background = background
         self._buffer: dict[str, torch.Tensor] = {}
         self._buffer_bytes = 0
         self._written: list[tuple[str, list[str]]] = []  # (temporary file name, tensor names)
+        self._digests: dict[str, Future[str] | str] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._names: set[str] = set()
+        self._stream: _ShardStream | None = None
+        self._stage_bytes, self._stages = stage_bytes, stages
         self.total_bytes = 0
+        self.sha256: dict[str, str] = {}
+
+    # -- buffered: add() ------------------------------------------------------------------------
 
     def add(self, name: str, tensor: torch.Tensor) -> None:
+        if self._stream is not None:
+            raise CheckpointError("add() cannot follow plan(); claim() the planned tensors' bytes instead")
+        if name in self._names:
+            raise CheckpointError(f"tensor {name} added twice to {self.directory}")
         size = tensor.numel() * tensor.element_size()
         if self._buffer and self._buffer_bytes + size > self.max_shard_bytes:
             self.flush()
+        self._names.add(name)
         self._buffer[name] = tensor.detach().contiguous().cpu()
         self._buffer_bytes += size
         self.total_bytes += size
@@ -111,22 +390,149 @@ class ShardWriter:
         if not self._buffer:
             return
         temp_name = f"part-{len(self._written):05d}.safetensors"
-        save_file(self._buffer, self.directory / temp_name, metadata={"format": "pt"})
-        self._written.append((temp_name, list(self._buffer)))
+        tensors, path = self._buffer, self.directory / temp_name
         self._buffer, self._buffer_bytes = {}, 0
+        if not self.background:
+            self._digests[temp_name] = write_safetensors(path, tensors, {"format": "pt"})
+        else:
+            for pending in self._digests.values():  # at most one shard in flight: bounds memory to two shards
+                if isinstance(pending, Future):
+                    pending.result()
+            self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix="shard-writer")
+            self._digests[temp_name] = self._pool.submit(write_safetensors, path, tensors, {"format": "pt"}, fsync=True)
+        self._written.append((temp_name, list(tensors)))
+
+    # -- planned: plan() then claim() ---------------------------------------------------------------
+
+    def plan(self, specs: Iterable[tuple[str, torch.dtype, Sequence[int]]]) -> list[str]:
+        """Fix every shard before any data; return the order in which to claim the tensors' bytes.
+
+        Shards are cut by the same size rule as add(). Within a shard, wider elements come first
+        (a stable sort), so every tensor starts aligned; otherwise the given order is kept.
+        """
+        if self._stream is not None or self._names:
+            raise CheckpointError("plan() must be called once, before anything is added")
+        groups: list[list[tuple[str, torch.dtype, tuple[int, ...]]]] = [[]]
+        used = 0
+        for name, dtype, shape in specs:
+            if name in self._names:
+                raise CheckpointError(f"tensor {name} planned twice for {self.directory}")
+            self._names.add(name)
+            size = math.prod(shape) * dtype.itemsize
+            if groups[-1] and used + size > self.max_shard_bytes:
+                groups.append([])
+                used = 0
+            groups[-1].append((name, dtype, tuple(shape)))
+            used += size
+            self.total_bytes += size
+        shards = []
+        for number, group in enumerate(g for g in groups if g):
+            group.sort(key=lambda spec: -spec[1].itemsize)
+            prefix, data_bytes = safetensors_header(group, {"format": "pt"})
+            shards.append(_PlannedShard(f"part-{number:05d}.safetensors", [n for n, _, _ in group], prefix, data_bytes))
+        self._written = [(shard.temp_name, shard.names) for shard in shards]
+        self._stream = _ShardStream(self.directory, shards)
+        self._stage, self._stage_used, self._claimed = None, 0, 0
+        self._free: queue.Queue[torch.Tensor] = queue.Queue()
+        for _ in range(self._stages if self.background else 1):
+            self._free.put(torch.empty(self._stage_bytes, dtype=torch.uint8))
+        if self.background:
+            self._work: queue.Queue[tuple[torch.Tensor, int] | None] = queue.Queue()
+            self._error: BaseException | None = None
+            self._thread = threading.Thread(target=self._drain, name="shard-writer", daemon=True)
+            self._thread.start()
+        return [name for shard in shards for name in shard.names]
+
+    def claim(self, nbytes: int, align: int = 8) -> torch.Tensor:
+        """The next `nbytes` of the planned stream, as a uint8 tensor to fill before the next claim.
+
+        `align` (a tensor's element size) keeps the claimed bytes viewable as that dtype.
+        """
+        if self._stream is None:
+            raise CheckpointError("claim() needs plan() first")
+        if nbytes > self._stage_bytes:
+            raise ValueError(f"claim of {nbytes} bytes exceeds the {self._stage_bytes}-byte staging buffer; "
+                             "claim less at a time")
+        if self._stage is not None and (self._stage_used % align or self._stage_used + nbytes > self._stage_bytes):
+            self._hand_off()
+        if self._stage is None:
+            self._raise_writer_error()
+            self._stage, self._stage_used = self._free.get(), 0
+        view = self._stage[self._stage_used:self._stage_used + nbytes]
+        self._stage_used += nbytes
+        self._claimed += nbytes
+        return view
+
+    def _hand_off(self) -> None:
+        stage, used = self._stage, self._stage_used
+        self._stage = None
+        if stage is None or not used:
+            if stage is not None:
+                self._free.put(stage)
+            return
+        if self.background:
+            self._work.put((stage, used))
+        else:
+            self._stream.feed(memoryview(stage.numpy())[:used])
+            self._free.put(stage)
+
+    def _drain(self) -> None:
+        while (item := self._work.get()) is not None:
+            stage, used = item
+            try:
+                if self._error is None:
+                    self._stream.feed(memoryview(stage.numpy())[:used])
+            except BaseException as err:  # handed to the caller at its next claim() or close()
+                self._error = err
+            finally:
+                self._free.put(stage)
+
+    def _raise_writer_error(self) -> None:
+        if self.background and self._error is not None:
+            raise self._error
+
+    def _stop_stream(self) -> None:
+        if self._stream is None:
+            return
+        if self.background and self._thread.is_alive():
+            self._work.put(None)
+            self._thread.join()
+        self._stream.close()
+
+    # -- finishing ----------------------------------------------------------------------------------
 
     def close(self) -> dict[str, str]:
         """Finalise shard names and write the index; return the weight map."""
-        self.flush()
+        if self._stream is not None:
+            self._hand_off()
+            self._stop_stream()
+            self._raise_writer_error()
+            if self._claimed != self.total_bytes:
+                raise CheckpointError(f"{self.directory}: {self._claimed} bytes claimed but the plan holds "
+                                      f"{self.total_bytes}; every planned tensor must be written in full")
+            self._stream.finish()
+            digests = dict(self._stream.sha256)
+        else:
+            self.flush()
+            digests = {name: d.result() if isinstance(d, Future) else d for name, d in self._digests.items()}
+        self._shutdown()
         total = len(self._written)
         mapping: dict[str, str] = {}
         for number, (temp_name, names) in enumerate(self._written, start=1):
             final = shard_name(number, total)
             os.replace(self.directory / temp_name, self.directory / final)
+            self.sha256[final] = digests[temp_name]
             mapping.update(dict.fromkeys(names, final))
         index = {"metadata": {"total_size": self.total_bytes}, "weight_map": dict(sorted(mapping.items()))}
-        (self.directory / INDEX_NAME).write_text(json.dumps(index, indent=2) + "\n")
+        text = (json.dumps(index, indent=2) + "\n").encode()
+        (self.directory / INDEX_NAME).write_bytes(text)
+        self.sha256[INDEX_NAME] = hashlib.sha256(text).hexdigest()
         return mapping
+
+    def _shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def __enter__(self) -> ShardWriter:
         return self
@@ -134,3 +540,6 @@ class ShardWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close()
+        else:  # never leave a thread writing into a directory that is about to be removed
+            self._stop_stream()
+            self._shutdown()
