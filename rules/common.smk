@@ -119,7 +119,9 @@ def recipe_of(run):
     spec, train = RUNS[run], train_settings(run)
     recipe = optimizer_recipe(spec, train)
     recipe["lr"] = spec["lr"] * train["lr_scale"]
-    recipe["lineage_extra"] = json.dumps({"card_lr": spec["lr"], "lr_scale": train["lr_scale"]})
+    recipe["lineage_extra"] = json.dumps(
+        {"card_lr": spec["lr"], "lr_scale": train["lr_scale"]}
+    )
     if spec["kind"] == "dpo":
         recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
     return recipe
