@@ -1,6 +1,6 @@
 """Where NLTK finds the Punkt sentence model, so IFEval never tries to download it.
 
-lm-eval's IFEval module calls `nltk.download("punkt_tab")` at import time when the model is
+lm-eval's IFEval module asks NLTK's downloader for punkt_tab at import time when the model is
 missing, and two of its checkers crash later without it. The project installs the English
 punkt_tab files once into `<venv>/nltk_data` (`workflow/scripts/install_punkt.py`); this module
 points NLTK there before lm-eval is imported and refuses to go on when the files are absent.
