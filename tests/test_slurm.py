@@ -65,7 +65,7 @@ def job_ids() -> set[str]:
 
 
 def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
-    snakemake(*PROFILE, "soupF2_eval", cwd=workdir, timeout=1800)
+    snakemake("soupF2_eval", *PROFILE, cwd=workdir, timeout=1800)
     submitted = submitted_since(set())
     for job in ("train_standin", "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
         assert job in submitted, (job, submitted)
@@ -77,7 +77,7 @@ def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
 
 
 def test_audit_draws_the_dag_and_writes_the_report(cluster, workdir):
-    snakemake("--cores", "2", "--config", "scale=embedded", "audit", cwd=workdir, timeout=900)
+    snakemake("audit", "--cores", "2", "--config", "scale=embedded", cwd=workdir, timeout=900)
     audit = workdir / "results/embedded/audit"
     for graph in ("rulegraph", "dag"):
         svg = (audit / f"{graph}.svg").read_text()
@@ -93,7 +93,7 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
     overlay.write_text(SFTWF_LR)
     changed = [*PROFILE, "--configfile", str(overlay)]
     # The plan for the published model: sftwF, soupF2, their benchmarks and the table; nothing else.
-    plan = planned_jobs(*changed, "soupF2_eval", cwd=workdir)
+    plan = planned_jobs("soupF2_eval", *changed, cwd=workdir)
     assert plan == {
         "train_sft": 1,
         "soup": 1,
@@ -108,18 +108,18 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
     }
     # Through sbatch (the models; their evals are the same rules as above): exactly sftwF and soupF2.
     seen = job_ids()
-    snakemake(*changed, "soupF2", cwd=workdir, timeout=1800)
+    snakemake("soupF2", *changed, cwd=workdir, timeout=1800)
     assert submitted_since(seen) == ["soup:soupF2", "train_sft:sftwF"]
     # ...and a second run submits nothing.
     seen = job_ids()
-    assert planned_jobs(*changed, "soupF2", cwd=workdir) == {}
-    snakemake(*changed, "soupF2", cwd=workdir)
+    assert planned_jobs("soupF2", *changed, cwd=workdir) == {}
+    snakemake("soupF2", *changed, cwd=workdir)
     assert submitted_since(seen) == []
 
 
 def test_scancel_mid_run_is_detected_and_the_rerun_resumes(cluster, workdir):
     target, state = "sftwS", workdir / "state/embedded/sftwS"
-    cmd = [sys.executable, "-m", "snakemake", *PROFILE, "--retries", "0", target]
+    cmd = [sys.executable, "-m", "snakemake", target, *PROFILE, "--retries", "0"]
     run = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         job = _wait_for_saved_state(f"rule_train_sft_wildcards_{target}", state, timeout=900)
@@ -132,7 +132,7 @@ def test_scancel_mid_run_is_detected_and_the_rerun_resumes(cluster, workdir):
     assert "Error in rule train_sft" in out or "failed" in out.lower(), out[-3000:]
     assert not (workdir / "results/embedded/models/sftwS").exists()  # no half-written checkpoint
 
-    snakemake(*PROFILE, target, cwd=workdir, timeout=1200)
+    snakemake(target, *PROFILE, cwd=workdir, timeout=1200)
     log = (workdir / "logs/embedded/train_sft/sftwS.log").read_text()
     assert "resumed from" in log, log[:3000]
     assert (workdir / "results/embedded/models/sftwS/lineage.json").is_file()
