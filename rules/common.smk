@@ -42,14 +42,9 @@ BIN_FIRST = os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH",
 os.environ.update(PATH=BIN_FIRST)
 
 
-def runs_of(*kinds, rejected=None):
-    """Run names of the given kinds (in config order), optionally only (non-)rejected ones."""
-    return [
-        name
-        for name, run in RUNS.items()
-        if run["kind"] in kinds
-        and (rejected is None or run.get("rejected", False) == rejected)
-    ]
+def runs_of(kind):
+    """Run names of one kind, in config order."""
+    return [name for name, run in RUNS.items() if run["kind"] == kind]
 
 
 def one_of(names):
@@ -64,7 +59,6 @@ PUBLISHED_RUNS = [name for name, run in RUNS.items() if not run.get("rejected", 
 REJECTED_RUNS = [name for name, run in RUNS.items() if run.get("rejected", False)]
 TABLE_RUNS = config["eval_table"]["columns"]
 STAGE1_BUILT = SCALE_CFG["stage1"]["build"]
-EXTERNAL_RUNS = runs_of("external")
 
 
 wildcard_constraints:
