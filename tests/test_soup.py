@@ -8,6 +8,7 @@ must say what differs; an interrupted soup must leave nothing behind.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ from lineage.checkpoint import (
 from lineage.shards import (
     CheckpointError,
     ShardWriter,
+    StreamingVerifier,
     _ShardStream,
     iter_shard_tensors,
     shard_files,
@@ -313,6 +315,45 @@ def test_corrupted_parent_shard_is_refused_naming_the_file(tmp_path, runs, capsy
     assert code == 1
     assert f"refused: {shard}: sha256" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def _flip_byte_inside(shard: Path, fraction: float) -> None:
+    """Flip one byte of tensor data (not the header), `fraction` of the way through the file."""
+    data = bytearray(shard.read_bytes())
+    header_end = 8 + int.from_bytes(data[:8], "little")
+    position = header_end + int((len(data) - header_end) * fraction)
+    data[position] ^= 0x01
+    shard.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("parent,fraction", [("sftw2", 0.0), ("sftw2", 0.5), ("coarse", 0.5), ("coarse", 0.99)])
+def test_a_flipped_bit_in_either_parent_aborts_the_streamed_soup(tmp_path, stage1, companions, runs, parent,
+                                                                   fraction):
+    """Shards are verified from the bytes the average reads (in file order or not); a mismatch
+    found after the first output bytes were written still leaves no output."""
+    runs["coarse"] = build(tmp_path / "coarse", seed=4, companions=companions, parent=stage1,
+                           max_shard_bytes=3 * SHARD)  # read out of file order: cut differently from sftw2
+    shard = runs[parent] / shard_files(runs[parent])[0]
+    _flip_byte_inside(shard, fraction)
+    with pytest.raises(CheckpointError, match=rf"{shard}: sha256 .* does not match"):
+        make_soup([("sftw2", runs["sftw2"]), ("coarse", runs["coarse"])], tmp_path / "out", run="out")
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+def test_streaming_verifier_hashes_gaps_and_out_of_order_blocks(tmp_path):
+    blob = os.urandom(10_000)
+    (tmp_path / "s.safetensors").write_bytes(blob)
+    digest = hashlib.sha256(blob).hexdigest()
+    with StreamingVerifier(tmp_path, {"s.safetensors": digest}) as verifier:
+        for begin, end in ((100, 300), (250, 400), (2000, 2500), (50, 60), (9000, 9990)):  # gaps, overlap, rewind
+            verifier.feed("s.safetensors", begin, memoryview(blob)[begin:end])
+        assert verifier.finish(["s.safetensors"]) == ["s.safetensors"]
+    (tmp_path / "s.safetensors").write_bytes(blob[:-1])
+    with StreamingVerifier(tmp_path, {"s.safetensors": digest}) as verifier:
+        verifier.feed("s.safetensors", 0, memoryview(blob)[:4096])
+        with pytest.raises(CheckpointError, match=r"s.safetensors: sha256 .* truncated or was altered"):
+            verifier.finish(["s.safetensors"])
 
 
 def _fail_on_call(real, number):

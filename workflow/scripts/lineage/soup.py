@@ -18,8 +18,9 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,15 @@ from lineage.checkpoint import (
     write_lineage,
 )
 from lineage.io import atomic_path, sha256_file
-from lineage.shards import CheckpointError, ShardReader, ShardWriter, TensorEntry, read_header, weight_map
+from lineage.shards import (
+    CheckpointError,
+    ShardReader,
+    ShardWriter,
+    StreamingVerifier,
+    TensorEntry,
+    read_header,
+    weight_map,
+)
 
 # Config fields that do not change what the weights mean: where the config was loaded from, the
 # library that saved it, the dtype a loader defaults to (the tensors' real dtypes are compared one by
@@ -334,11 +343,12 @@ def average_into(out: torch.Tensor, sources: Sequence[torch.Tensor], weights: Se
 
 
 def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Sequence[float] | None,
-                    allow_unnormalized: bool = False, *, verify: bool = True) -> list[Parent]:
+                    allow_unnormalized: bool = False, *, verify_shards: bool = True) -> list[Parent]:
     """Run every check on the parents' lineage, configs and shard headers; return them ready to average.
 
-    With `verify=False` the shards' checksums are not hashed (for callers that verified them
-    already); everything else is still checked here, before any weight is read.
+    With `verify_shards=False` the weight shards' checksums are left to the caller, which
+    checks them while reading (`stream_average`); every other file is verified here, and every
+    other check runs here, before any weight is read.
     """
     names = [name for name, _ in specs]
     if len(specs) < 2:
@@ -347,14 +357,8 @@ def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Seq
         raise SoupError(f"parent names must be unique, got {names}")
     weights = check_weights(weights, len(specs), allow_unnormalized)
     directories = [Path(directory) for _, directory in specs]
-    if verify:
-        with ThreadPoolExecutor(len(directories)) as pool:  # hashing all shards at once keeps every core busy
-            lineages = list(pool.map(verify_checkpoint, directories))
-    else:
-        for directory in directories:
-            if not directory.is_dir():
-                raise CheckpointError(f"{directory}: checkpoint directory does not exist")
-        lineages = [read_lineage(directory) for directory in directories]
+    with ThreadPoolExecutor(len(directories)) as pool:  # hashing all shards at once keeps every core busy
+        lineages = list(pool.map(partial(verify_checkpoint, defer_shards=not verify_shards), directories))
     parents = []
     for name, directory, weight, lineage in zip(names, directories, weights, lineages, strict=True):
         root, chain = trace_root(directory)
@@ -371,7 +375,8 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
               log: Callable[[str], None] = lambda message: None, block_bytes: int = 256 * 1024) -> dict[str, Any]:
     """Average checkpoints `specs` [(name, directory), ...] into `out`; return its lineage record.
 
-    Every parent is verified against its lineage.json and checked before any weight is read.
+    Every parent is checked before any weight is read; its shards are verified against the
+    sha256 in its lineage.json from the bytes the average reads (one pass over each parent).
     `out` appears only when complete (written to a temporary sibling, then renamed).
     `progress=None` shows a bar only on a terminal. `block_bytes` is how much of a tensor is
     read from each parent at a time; it only affects speed (small enough to stay in cache).
@@ -384,17 +389,17 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
         here, there = Path(directory).resolve(), out.resolve()
         if here == there or here in there.parents or there in here.parents:
             raise SoupError(f"--out {out} overlaps parent {directory}; write the soup to its own directory")
-    parents = prepare_parents(specs, weights, allow_unnormalized)
+    parents = prepare_parents(specs, weights, allow_unnormalized, verify_shards=False)  # checked while streamed
     root = check_roots(parents)
     notes = check_files(parents)
     for note in notes:
         log(f"note: {note}")
-    phases = {"verify_and_check": time.time() - started}
+    phases = {"check": time.time() - started}
     with atomic_path(out) as tmp:
         tmp.mkdir()
         writer, opens = stream_average(parents, tmp, run=run, max_shard_bytes=max_shard_bytes,
                                        block_bytes=block_bytes, progress=progress)
-        phases["average"] = time.time() - started - phases["verify_and_check"]
+        phases["average_and_verify"] = time.time() - started - phases["check"]
         copy_companion_files(parents[0].directory, tmp, (CONFIG_NAME, *MATCHED_FILES, *BUNDLE_FILES))
         record = lineage_record(
             run=run, kind="soup", root=root,
@@ -410,15 +415,20 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
 
 
 def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_shard_bytes: int, block_bytes: int,
-                   progress: bool | None) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
+                   progress: bool | None, verify: bool = True) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
     """Write the weighted average of `parents` as shards into `directory`.
 
     Returns the closed writer (its `sha256` and `total_bytes`) and how often each parent shard
-    was opened. Memory: one read block per parent, two fp32 scratch blocks and the writer's
-    staging buffers, whatever the model size.
+    was opened. With `verify`, every parent shard is checked against the sha256 in its
+    lineage.json from the very bytes averaged, hashed in a thread as they go by; a mismatch
+    raises before the function returns, so the caller discards what was written. Memory: a
+    few read blocks per parent, two fp32 scratch blocks and the writer's staging buffers,
+    whatever the model size.
     """
-    buffers = [torch.empty(block_bytes, dtype=torch.uint8) for _ in parents]
-    views = [memoryview(buffer.numpy()) for buffer in buffers]
+    ring = 4 if verify else 1  # read blocks in flight: the verifier hashes one while the next is averaged
+    buffers = [[torch.empty(block_bytes, dtype=torch.uint8) for _ in parents] for _ in range(ring)]
+    views = [[memoryview(buffer.numpy()) for buffer in row] for row in buffers]
+    hashed: list[list[Future[None]]] = [[] for _ in range(ring)]
     scratch = {wide: (torch.empty(block_bytes, dtype=wide), torch.empty(block_bytes, dtype=wide),  # 1-byte dtypes too
                       [torch.tensor([p.weight], dtype=wide) for p in parents])
                for wide in (torch.float32, torch.float64)}
@@ -426,10 +436,12 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
     threads = torch.get_num_threads()
     with contextlib.ExitStack() as stack:
         readers = [stack.enter_context(ShardReader(p.directory, _headers(p))) for p in parents]
+        verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.lineage.get("files", {}) if verify else {}))
+                     for p in parents]
+        current: list[str | None] = [None] * len(parents)
         # One compute thread: blocks are small (cache-sized), and on a busy machine every
         # multi-threaded op would wait for a descheduled peer. The writer's thread writes and
-        # hashes finished blocks on another core meanwhile. (Reading ahead in a third thread
-        # was tried: it cost more CPU than it saved on two shared cores.)
+        # hashes finished blocks, the verifiers' thread hashes the parents' blocks.
         torch.set_num_threads(1)
         stack.callback(torch.set_num_threads, threads)
         writer = stack.enter_context(ShardWriter(directory, max_shard_bytes=max_shard_bytes, background=True))
@@ -437,14 +449,29 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
         bar = stack.enter_context(tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=run,
                                        disable=None if progress is None else not progress))
         order = writer.plan([(name, layout[name][1].dtype, layout[name][1].shape) for name in read_order(parents)])
+        slot = 0
         for name in order:
             entry = layout[name][1]
             acc, part, factors = scratch[torch.float64 if entry.dtype == torch.float64 else torch.float32]
+            for number, parent in enumerate(parents):
+                shard = parent.layout[name][0]
+                if shard != current[number]:
+                    if current[number] is not None:
+                        verifiers[number].close_shard(current[number])
+                    current[number] = shard
             for begin in range(0, entry.nbytes, block_bytes):
                 size = min(block_bytes, entry.nbytes - begin)
-                for reader, view in zip(readers, views, strict=True):
+                slot = (slot + 1) % ring
+                for future in hashed[slot]:  # the verifier is done with this slot's blocks (or raises)
+                    future.result()
+                hashed[slot] = []
+                for reader, verifier, view, parent in zip(readers, verifiers, views[slot], parents, strict=True):
                     reader.readinto(name, view[:size], begin)
-                sources = [buffer[:size].view(entry.dtype) for buffer in buffers]
+                    shard, own = parent.layout[name]
+                    future = verifier.feed(shard, own.start + begin, view[:size])
+                    if future is not None:
+                        hashed[slot].append(future)
+                sources = [buffer[:size].view(entry.dtype) for buffer in buffers[slot]]
                 target = writer.claim(size, entry.dtype.itemsize).view(entry.dtype)
                 if entry.dtype.is_floating_point:
                     average_into(target, sources, factors, acc, part)
@@ -452,6 +479,8 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
                     _check_equal(name, parents, sources)
                     target.copy_(sources[0])
             bar.update(entry.nbytes)
+        for verifier, parent in zip(verifiers, parents, strict=True):
+            verifier.finish(sorted({shard for shard, _ in parent.layout.values()}))
     return writer, {p.name: dict(r.opens) for p, r in zip(parents, readers, strict=True)}
 
 

@@ -19,7 +19,8 @@ import torch
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
-from lineage.training.state import latest_state, load_state, recipe_state_dir, save_state
+from lineage.training.preemption import Preempted, StopRequest
+from lineage.training.state import COMPLETE, latest_state, load_state, recipe_state_dir, save_state, state_name
 
 
 @dataclass
@@ -51,8 +52,16 @@ def train(
     """Run optimizer steps from the last saved state (or 0) to args.steps; return totals.
 
     Every stat is averaged over the global normaliser and written to --metrics; those in
-    `shown` also go on the step line.
+    `shown` also go on the step line. On SIGTERM or SIGUSR1 every rank stops after the same
+    step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
+    with StopRequest() as stop:
+        return _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
+                      stop)
+
+
+def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
+           stop: StopRequest) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
     state_dir = None
@@ -76,8 +85,13 @@ def train(
         )
         set_lr(optimizer, lr)
         data = step_data(step)
-        counts = all_reduce_sum(torch.tensor([data.normalizer, data.tokens], dtype=torch.float64, device=env.device))
+        counts = all_reduce_sum(
+            torch.tensor([data.normalizer, data.tokens, stop.requested is not None], dtype=torch.float64,
+                         device=env.device)
+        )
         normalizer, tokens = int(counts[0]), int(counts[1])
+        if counts[2] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
+            _stop(args, env, model, optimizer, state_dir, step, {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for micro in data.micro_batches:
             micro = {key: value.to(env.device, non_blocking=True) for key, value in micro.items()}
@@ -137,3 +151,17 @@ def train(
                 keep=args.keep_states,
             )
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
+
+
+def _stop(args, env, model, optimizer, state_dir, done: int, meta: dict[str, Any], stop: StopRequest) -> None:
+    """Save the state after `done` steps (unless that state exists) and raise Preempted."""
+    why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{args.steps}"
+    if state_dir is None:
+        raise Preempted(f"{why}; no --state-dir, so the rerun starts over")
+    if done == 0:
+        raise Preempted(f"{why}; nothing to save yet, the rerun starts over")
+    saved = state_dir / state_name(done)
+    if not (saved / COMPLETE).is_file():
+        saved = save_state(state_dir, done, model, optimizer, env, meta, keep=args.keep_states)
+    print0(f"{why}: state saved to {saved}; rerun the same command to resume")
+    raise Preempted(f"{why}: state saved to {saved}")

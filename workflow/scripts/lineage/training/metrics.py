@@ -72,7 +72,11 @@ class MetricsFile:
         kept = []
         if resume_step > 0 and self.path.is_file():
             for line in self.path.read_text().splitlines():
-                if line.strip() and json.loads(line).get("step", 0) <= resume_step:
+                try:
+                    step = json.loads(line).get("step", 0) if line.strip() else None
+                except json.JSONDecodeError:  # the line a killed run was writing; that step is redone
+                    continue
+                if step is not None and step <= resume_step:
                     kept.append(line)
         self.path.write_text("".join(line + "\n" for line in kept))
 

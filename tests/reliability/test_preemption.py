@@ -1,0 +1,142 @@
+"""A training run killed mid-run resumes to the very weights and loss curve of an uninterrupted run.
+
+Slurm preempts with SIGTERM to every process of the job, then SIGKILL. SIGTERM: the trainer
+finishes its step, saves its state and exits 143. SIGKILL: nothing can be saved, and the
+rerun resumes from the last periodic state. Both are sent here to real training processes
+(one rank, and two FSDP ranks under `accelerate launch`), on CPU. A SIGKILL needs no
+agreement between ranks, so it is sent to one rank only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from _training_fixtures import ACCELERATE_CONFIG, REPO, SCRIPTS, build_base, losses, train_args, weights
+
+from lineage.training.preemption import PREEMPTED_EXIT_CODE
+from lineage.training.state import complete_states
+
+STEPS = 24
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return build_base(tmp_path_factory.mktemp("preempt"))
+
+
+def options(root: Path, **overrides):
+    return dict(steps=STEPS, state_dir=root / "state", save_every=4, keep_states=2, global_batch_rows=4,
+                micro_batch_rows=2, **overrides)
+
+
+@pytest.fixture(scope="module")
+def straight_runs(base):
+    """References: the same recipe run straight through, once per world size (built on first use)."""
+    built: dict[int, Path] = {}
+
+    def reference(processes: int) -> Path:
+        if processes not in built:
+            root = base["base"].parent / f"straight-{processes}"
+            proc = start(train_args(base["base"], base["sft"], root / "out", **options(root)), processes)
+            output, _ = proc.communicate(timeout=600)
+            assert proc.returncode == 0, output[-3000:]
+            built[processes] = root
+        return built[processes]
+
+    return reference
+
+
+def start(args: list[str], processes: int) -> subprocess.Popen:
+    script = str(SCRIPTS / "train_sft.py")
+    launcher = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ACCELERATE_CONFIG),
+                "--num_processes", str(processes)] if processes > 1 else [sys.executable]
+    env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([*launcher, script, *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def signal_job(pid: int, sig: signal.Signals) -> None:
+    """Signal a process and all its descendants at once, as Slurm signals every process of a job
+    (accelerate's workers run in their own process groups, so killpg would miss them)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parent = int(text[text.rindex(")") + 2:].split()[1])
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    family, queue = [], [pid]
+    while queue:
+        family.append(current := queue.pop())
+        queue += children.get(current, [])
+    for member in family:
+        try:
+            os.kill(member, sig)
+        except ProcessLookupError:
+            pass
+
+
+def wait_for_step(proc: subprocess.Popen, metrics: Path, step: int, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if metrics.is_file():
+            done = [json.loads(line)["step"] for line in metrics.read_text().splitlines() if line.endswith("}")]
+            if done and max(done) >= step:
+                return
+        if proc.poll() is not None:
+            pytest.fail(f"training exited ({proc.returncode}) before step {step}:\n{proc.stdout.read()[-3000:]}")
+        time.sleep(0.005)
+    pytest.fail(f"no step {step} within {timeout} s")
+
+
+@pytest.mark.parametrize(
+    "sig,processes",
+    [
+        (signal.SIGTERM, 1),
+        (signal.SIGKILL, 1),
+        pytest.param(signal.SIGTERM, 2, marks=pytest.mark.slow),  # the ranks must agree on where to stop
+    ],
+    ids=["SIGTERM-1rank", "SIGKILL-1rank", "SIGTERM-2ranks"],
+)
+def test_killed_run_resumes_to_identical_weights_and_curve(base, straight_runs, tmp_path, sig, processes):
+    args = train_args(base["base"], base["sft"], tmp_path / "out", **options(tmp_path))
+    proc = start(args, processes)
+    wait_for_step(proc, tmp_path / "out.metrics.jsonl", 5)  # past the first periodic state (step 4)
+    signal_job(proc.pid, sig)
+    output, _ = proc.communicate(timeout=240)
+
+    if sig == signal.SIGTERM:
+        # The ranks exit 143; accelerate's launcher reports its own failure code (1) for a signalled job.
+        assert proc.returncode == (PREEMPTED_EXIT_CODE if processes == 1 else 1), output[-3000:]
+        assert "state saved to" in output and "rerun the same command to resume" in output
+    else:
+        assert proc.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL), output[-3000:]
+    assert not (tmp_path / "out").exists(), "no final checkpoint from an interrupted run"
+    (recipe,) = (tmp_path / "state").iterdir()
+    saved = complete_states(recipe)
+    assert saved, "a complete state survives the kill"
+    stopped_at = int(saved[-1].name.split("_")[1])
+    assert 4 <= stopped_at < STEPS
+    if sig == signal.SIGTERM:  # it saved exactly where it stopped, not only at the last periodic state
+        logged = [json.loads(line)["step"] for line in (tmp_path / "out.metrics.jsonl").read_text().splitlines()]
+        assert stopped_at == max(logged)
+
+    rerun = start(args, processes)
+    output, _ = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, output[-3000:]
+    assert f"resumed from {saved[-1]}" in output
+    straight = straight_runs(processes)
+    expected, got = weights(straight / "out"), weights(tmp_path / "out")
+    assert expected.keys() == got.keys()
+    assert all(torch.equal(expected[name], got[name]) for name in expected), "weights differ from the straight run"
+    assert losses(tmp_path / "out.metrics.jsonl") == losses(straight / "out.metrics.jsonl")
+    assert not list(recipe.glob("step_*")), "the states are removed once the final checkpoint exists"
