@@ -79,6 +79,7 @@ def test_schema_refuses_unsafe_run_names():
         ({"runs__soupG__weights": [0.7, 0.7]}, "runs.soupG.weights: weights sum to 1.4"),
         ({"runs__soupG__weights": [1.0]}, "runs.soupG.weights: 1 weights for 2 parents"),
         ({"scales__embedded__train__micro_batch_rows": 3}, "global batch 16 rows cannot be split"),
+        ({"scales__embedded__train__processes": 3}, "global batch 16 rows cannot be split"),
         ({"scales__embedded__export__path": "nowhere/battles.jsonl"}, "scales.embedded.export.path"),
         ({"eval_table__columns": ["stage1", "ghost"]}, "eval_table.columns: 'ghost'"),
     ],

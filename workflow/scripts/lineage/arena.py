@@ -38,7 +38,10 @@ def timestamp_iso(value: Any) -> str:
     if isinstance(value, bool):
         raise RowError("tstamp", "must be unix seconds or an ISO-8601 string, got a boolean")
     if isinstance(value, int | float):
-        return _dt.datetime.fromtimestamp(value, tz=_dt.timezone.utc).isoformat()
+        try:
+            return _dt.datetime.fromtimestamp(value, tz=_dt.timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            raise RowError("tstamp", f"{value!r} is not a representable unix time") from None
     if isinstance(value, str):
         return value
     raise RowError("tstamp", f"must be unix seconds or an ISO-8601 string, got {type(value).__name__}")
@@ -67,6 +70,11 @@ class ArenaAdapter:
             if name not in obj:
                 raise RowError(name, "missing field")
         question_id = obj["question_id"]
+        if isinstance(question_id, bool) or not isinstance(question_id, str | int) or question_id == "":
+            raise RowError("question_id", f"must be a non-empty string or an integer, got {question_id!r}")
+        for name in ("model_a", "model_b", "winner"):
+            if not isinstance(obj[name], str) or not obj[name].strip():
+                raise RowError(name, f"must be a non-empty string, got {obj[name]!r}")
         battle_id = f"{question_id}-{self.seen[str(question_id)]}"
         model_a, model_b = obj["model_a"], obj["model_b"]
         if model_a == self.our_model and model_b == self.our_model:

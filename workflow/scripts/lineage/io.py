@@ -7,6 +7,7 @@ temporary sibling that is renamed into place only after it is fully written and 
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import hashlib
 import json
@@ -21,6 +22,22 @@ from typing import Any
 
 class DataError(ValueError):
     """Bad input data; the message names the file, the line and the field."""
+
+
+class DiskFullError(OSError):
+    """The filesystem filled up while an output was written; nothing of it was kept."""
+
+    def __init__(self, final: Path, cause: OSError):
+        try:
+            usage = shutil.disk_usage(final.parent)
+            room = f"{usage.free:,} of {usage.total:,} bytes free there now"
+        except OSError:
+            room = "free space unknown"
+        super().__init__(
+            cause.errno,
+            f"{final}: {os.strerror(cause.errno)} while writing it ({room}); the partial output was removed "
+            f"and nothing was kept. Free space on that filesystem (or point the output elsewhere) and rerun.",
+        )
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -53,9 +70,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling path; rename it onto `path` only if the block succeeds.
 
     Works for files and directories. On any error the temporary is removed, so a later run
-    never mistakes a half-written output for a finished one. A process killed outright
-    (SIGKILL, a node lost) cannot clean up, so its temporary is named after host and process
-    and removed by the next writer of the same path on that host once that process is gone.
+    never mistakes a half-written output for a finished one; a full disk is reported as a
+    `DiskFullError` naming the output. A process killed outright (SIGKILL, a node lost)
+    cannot clean up, so its temporary is named after host and process and removed by the
+    next writer of the same path on that host once that process is gone.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +88,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             shutil.rmtree(final)
         os.replace(target, final)
         _fsync_dir(final.parent)
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT) and not isinstance(err, DiskFullError):
+            shutil.rmtree(tmp, ignore_errors=True)  # first, so the message reports the space it held as free
+            raise DiskFullError(final, err) from err
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

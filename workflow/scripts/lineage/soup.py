@@ -4,10 +4,12 @@ Averaging weights only makes sense between models fine-tuned from the same start
 (Model Soups, Wortsman et al. 2022: such models lie in one low-error basin), that read the
 same token ids and serve the same prompts. So every check here runs before any weight is
 read, and each refusal names what differs. The average itself streams block by block:
-`ShardReader` reads each parent (one shard open at a time) into reused buffers, the sum is
-accumulated in fp32 and rounded once to the parents' dtype straight into a planned
-`ShardWriter`'s staging buffers, which a thread writes and hashes. Memory stays at a few
-megabytes of buffers whatever the model size.
+`ShardReader` reads each parent (one shard open at a time) into a small ring of buffers, a
+`StreamingVerifier` thread checks those very bytes against the sha256 in the parent's
+lineage.json (so each parent is read once, and a damaged shard aborts the soup before it is
+published), the sum is accumulated in fp32 and rounded once to the parents' dtype straight
+into a planned `ShardWriter`'s staging buffers, which a thread writes and hashes. Memory
+stays at a few megabytes of buffers whatever the model size.
 """
 
 from __future__ import annotations
