@@ -42,7 +42,7 @@ rule draw_graph:
 rule lineage_table:
     """Parents, recipe, data checksums and timings of every built checkpoint, from lineage.json."""
     input:
-        models=[model_dir(run) for run in RUNS if not RUNS[run].get("rejected")],
+        models=list(dict.fromkeys(model_dir(run) for run in LINEAGE_RUNS)),
         code="workflow/scripts/lineage_table.py",
     output:
         tsv=f"{AUDIT}/lineage.tsv",
@@ -60,11 +60,11 @@ rule lineage_table:
         "python {input.code} {params.models} --out-tsv {output.tsv} --out-html {output.html} > {log} 2>&1"
 
 
-TRAINED_RUNS = [r for r in PUBLISHED_RUNS if RUNS[r]["kind"] in ("sft", "dpo")]
+TRAINED_RUNS = [r for r in LINEAGE_RUNS if RUNS[r]["kind"] in ("sft", "dpo")]
 
 
 rule plot_loss_curves:
-    """Loss against step for the stand-in and every published training run."""
+    """Loss against step for every published training run (the Stage-1 chain's too, when built)."""
     input:
         models=[model_dir(r) for r in TRAINED_RUNS],
         code="workflow/scripts/plot_loss_curves.py",
@@ -76,10 +76,7 @@ rule plot_loss_curves:
     conda:
         "../envs/eval.yaml"
     params:
-        metrics=" ".join(
-            f"--metrics {OUT}/metrics/{r}.jsonl"
-            for r in (["stage1"] if STAGE1_BUILT else []) + TRAINED_RUNS
-        ),
+        metrics=" ".join(f"--metrics {OUT}/metrics/{r}.jsonl" for r in TRAINED_RUNS),
     shell:
         "python {input.code} {params.metrics} --out {output} > {log} 2>&1"
 
@@ -96,6 +93,7 @@ rule html_report:
             f"{AUDIT}/lineage.html",
             f"{AUDIT}/rulegraph.svg",
             f"{DATA}/audit.html",
+            *([f"{DATA}/verifier_audit.md"] if STAGE1_BUILT else []),
         ],
     output:
         f"{AUDIT}/report.html",

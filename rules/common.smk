@@ -52,13 +52,35 @@ def one_of(names):
     return "|".join(names) if names else "(?!x)x"
 
 
+STAGE1_FROM = SCALE_CFG["stage1"]["from"]
+STAGE1_BUILT = (
+    STAGE1_FROM != "external"
+)  # by the chain base -> stage1_sft -> dpo1 -> ... -> STAGE1_FROM
+BASE_BUILT = SCALE_CFG["base"]["build"]
+TABLE_RUNS = (config["eval_table"].get("chain", []) if STAGE1_BUILT else []) + config[
+    "eval_table"
+]["columns"]
+
 SFT_RUNS = runs_of("sft")
 DPO_RUNS = runs_of("dpo")
 SOUP_RUNS = runs_of("soup")
 PUBLISHED_RUNS = [name for name, run in RUNS.items() if not run.get("rejected", False)]
+
+
+def descends_from_base(name):
+    """Is this run part of the Stage-1 chain (it descends from a run of kind base)?"""
+    run = RUNS[name]
+    return run["kind"] == "base" or any(
+        descends_from_base(p) for p in run.get("parents", [])
+    )
+
+
+# The chain's runs are built only when Stage 1 comes from it; otherwise no target asks for them.
+CHAIN_RUNS = [name for name in RUNS if descends_from_base(name)]
+LINEAGE_RUNS = [
+    name for name in PUBLISHED_RUNS if STAGE1_BUILT or name not in CHAIN_RUNS
+]
 REJECTED_RUNS = [name for name, run in RUNS.items() if run.get("rejected", False)]
-TABLE_RUNS = config["eval_table"]["columns"]
-STAGE1_BUILT = SCALE_CFG["stage1"]["build"]
 
 
 wildcard_constraints:
@@ -71,20 +93,27 @@ wildcard_constraints:
 
 
 def model_dir(run):
-    """Checkpoint directory of a run: built under results/, or the external path at full scale."""
-    if RUNS[run]["kind"] == "external" and not STAGE1_BUILT:
-        return SCALE_CFG["stage1"]["path"]
+    """Checkpoint directory of a run: built under results/, or a given path (Base, Stage 1)."""
+    kind = RUNS[run]["kind"]
+    if kind == "external":
+        return model_dir(STAGE1_FROM) if STAGE1_BUILT else SCALE_CFG["stage1"]["path"]
+    if kind == "base" and not BASE_BUILT:
+        return SCALE_CFG["base"]["path"]
     return f"{MODELS}/{run}"
 
 
-def dataset_path(name):
-    """Where the data stage writes a named data set."""
+def dataset_paths(name):
+    """The files of a named data set: written by the data stages, or given sources."""
     kind = DATASETS[name]["kind"]
-    if kind == "winners":
-        return f"{DATA}/sets/{name}.jsonl"
+    if kind in ("winners", "verifier_pairs"):
+        return [f"{DATA}/sets/{name}.jsonl"]
     if kind == "pairs":
-        return f"{DATA}/pairs.jsonl"
-    return f"{DATA}/general_mix.jsonl"
+        return [f"{DATA}/pairs.jsonl"]
+    if kind == "sft_mixture":
+        return list(SCALE_CFG["general_mix"]["sources"])
+    if kind == "preference_mix":
+        return list(SCALE_CFG["preference_mix"]["sources"])
+    return [f"{DATA}/general_mix.jsonl"]
 
 
 def card_winner_set():
@@ -96,22 +125,35 @@ def card_winner_set():
 
 
 def stage1_tokenizer():
-    """The Stage-1 tokenizer (length filters count its tokens)."""
-    return f"{OUT}/stage1/tokenizer" if STAGE1_BUILT else SCALE_CFG["stage1"]["path"]
+    """The Stage-1 tokenizer (the Base model's; length filters count its tokens)."""
+    if BASE_BUILT:
+        return f"{OUT}/stage1/tokenizer"
+    return SCALE_CFG["base"]["path"] if STAGE1_BUILT else SCALE_CFG["stage1"]["path"]
 
 
 # --- training arguments -------------------------------------------------------------------------
 
 
+SCHEDULE_KEYS = ("steps", "warmup_steps")
+
+
 def train_settings(run):
     """The scale's training settings with this run's per-scale overrides applied."""
-    return {**SCALE_CFG["train"], **RUNS[run].get("overrides", {}).get(SCALE, {})}
+    overrides = RUNS[run].get("overrides", {}).get(SCALE, {})
+    settings = {k: v for k, v in overrides.items() if k not in SCHEDULE_KEYS}
+    return {**SCALE_CFG["train"], **settings}
+
+
+def schedule_overrides(run):
+    """This run's steps and warmup at this scale, where they differ from the card's."""
+    overrides = RUNS[run].get("overrides", {}).get(SCALE, {})
+    return {k: v for k, v in overrides.items() if k in SCHEDULE_KEYS}
 
 
 def recipe_of(run):
     """Every value that shapes a training run; passed through params so a change reruns it."""
     spec, train = RUNS[run], train_settings(run)
-    recipe = optimizer_recipe(spec, train)
+    recipe = optimizer_recipe({**spec, **schedule_overrides(run)}, train)
     recipe["lr"] = spec["lr"] * train["lr_scale"]
     recipe["lineage_extra"] = json.dumps(
         {"card_lr": spec["lr"], "lr_scale": train["lr_scale"]}
@@ -119,13 +161,6 @@ def recipe_of(run):
     if spec["kind"] == "dpo":
         recipe["beta"] = spec.get("beta", RECIPE["dpo_beta"])
     return recipe
-
-
-def standin_recipe():
-    """The embedded Stage-1 stand-in's SFT: the scale's batch and length, its own lr and steps."""
-    return optimizer_recipe(
-        SCALE_CFG["stage1"].get("standin_sft", {}), SCALE_CFG["train"]
-    )
 
 
 def optimizer_recipe(spec, train):
@@ -169,6 +204,12 @@ def launcher(run):
     )
 
 
+# Five minutes before a training job's time limit Slurm sends SIGTERM to its processes: the
+# trainer saves its state after the current step and exits 143, and the profile's `retries`
+# resubmit it to resume (lineage/training/preemption.py). Ignored when run without Slurm.
+TRAIN_STOP_SIGNAL = "--signal=TERM@300"
+
+
 def job_resources(kind):
     """Resources of a job class at this scale, in the names the Slurm executor understands."""
     res = SCALE_CFG["resources"][kind]
@@ -180,6 +221,8 @@ def job_resources(kind):
     if res.get("gpus"):
         out["gpu"] = res["gpus"]
         out["tasks_per_gpu"] = 0
+    if kind == "train":
+        out["slurm_extra"] = TRAIN_STOP_SIGNAL
     return out
 
 
@@ -197,7 +240,7 @@ def train_inputs(wc):
     run = RUNS[wc.run]
     return {
         "init": model_dir(run["parents"][0]),
-        "data": [dataset_path(d) for d in run["data"]],
+        "data": [path for d in run["data"] for path in dataset_paths(d)],
         "script": f"workflow/scripts/train_{run['kind']}.py",
         "code": TRAIN_CODE,
     }
@@ -213,11 +256,14 @@ EVAL_CODE = sorted(
 )
 
 
+EVAL_SETTINGS = (
+    f"--device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
+    f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']}"
+)
+
+
 def eval_common(wc):
-    return (
-        f"--model {shlex.quote(model_dir(wc.run))} --device {EVAL_CFG['device']} --dtype {EVAL_CFG['dtype']}"
-        f" --batch-size {EVAL_CFG['batch_size']} --seed {RECIPE['seed']} --run {wc.run}"
-    )
+    return f"--model {shlex.quote(model_dir(wc.run))} --run {wc.run} {EVAL_SETTINGS}"
 
 
 def table_flags(wc, input):
@@ -235,18 +281,35 @@ EVAL_PARTS = {
 }
 
 
+EVAL_PART_NAMES = [
+    f"{bench}_{part}" for bench, parts in EVAL_PARTS.items() for part in parts
+]
+
+
 def eval_files(run):
     """Every benchmark result of one run."""
-    return [
-        f"{EVAL}/{run}/{bench}_{part}.json"
-        for bench, parts in EVAL_PARTS.items()
-        for part in parts
-    ]
+    return [f"{EVAL}/{run}/{name}.json" for name in EVAL_PART_NAMES]
+
+
+def eval_run_flags(pairs):
+    """eval_run.py's --items/--sizes flags for every benchmark (the margin reads the holdout pairs)."""
+    flags = []
+    for bench, path in EVAL_CFG["items"].items():
+        sizes = ",".join(str(n) for n in EVAL_CFG["sizes"][bench])
+        flags += [f"--items {bench}={shlex.quote(path)}", f"--sizes {bench}={sizes}"]
+    return " ".join(flags + [f"--items margin={shlex.quote(pairs)}"])
 
 
 def data_targets():
     """Every data stage output and the audit."""
-    sets = sorted({dataset_path(name) for name in DATASETS})
+    sets = sorted(  # verifier pairs need a trained model: they are built with the chain
+        {
+            p
+            for n, d in DATASETS.items()
+            if d["kind"] != "verifier_pairs"
+            for p in dataset_paths(n)
+        }
+    )
     return sets + [
         f"{DATA}/holdout_pairs.jsonl",
         f"{DATA}/audit.json",

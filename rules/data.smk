@@ -166,7 +166,7 @@ rule data_audit:
         clean_stats=rules.clean_battles.output.stats,
         preferred=rules.dedup_battles.output.preferred,
         holdout=rules.split_holdout.output.holdout,
-        winners=dataset_path(card_winner_set()),
+        winners=dataset_paths(card_winner_set())[0],
         pairs=rules.battle_pairs.output.pairs,
         holdout_pairs=rules.battle_pairs.output.holdout_pairs,
         general_mix=rules.general_mix.output.rows,

@@ -1,58 +1,90 @@
-"""Evaluation: one rule per benchmark and run, a column per run, and the card's table."""
+"""Evaluation: per run one job for every benchmark part (or one per part), a column per run, the table."""
 
-for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
+if EVAL_CFG["one_job_per_run"]:
 
-    rule:
-        name:
-            f"eval_{_bench}"
+    rule eval_run:
+        """Every benchmark part of one run in one job: the model is verified and loaded once."""
         input:
             model=lambda wc: model_dir(wc.run),
-            benchmark_items=EVAL_CFG["items"][_bench],
-            script=f"workflow/scripts/eval_{_bench}.py",
+            benchmark_items=list(EVAL_CFG["items"].values()),
+            pairs=rules.battle_pairs.output.holdout_pairs,
+            script="workflow/scripts/eval_run.py",
+            code=[*EVAL_CODE, "workflow/scripts/eval_benchmark.py"],
+        output:
+            results=[f"{EVAL}/{{run}}/{name}.json" for name in EVAL_PART_NAMES],
+            records=[f"{EVAL}/{{run}}/{name}.records.jsonl" for name in EVAL_PART_NAMES],
+        log:
+            f"{LOGS}/eval_run/{{run}}.log",
+        benchmark:
+            f"{BENCH}/eval_run/{{run}}.tsv"
+        conda:
+            "../envs/eval.yaml"
+        resources:
+            **job_resources("eval"),
+        params:
+            parts=lambda wc, input: eval_run_flags(input.pairs),
+            settings=EVAL_SETTINGS,
+            max_new_tokens=EVAL_CFG["max_new_tokens"],
+            out_dir=lambda wc: f"{EVAL}/{wc.run}",
+        shell:
+            "python {input.script} --model {input.model:q} --run {wildcards.run} {params.parts}"
+            " --out-dir {params.out_dir:q} -- {params.settings} --max-new-tokens {params.max_new_tokens}"
+            " > {log} 2>&1"
+
+else:
+
+    for _bench in ("mmlu", "gsm8k", "ifeval", "degen"):
+
+        rule:
+            name:
+                f"eval_{_bench}"
+            input:
+                model=lambda wc: model_dir(wc.run),
+                benchmark_items=EVAL_CFG["items"][_bench],
+                script=f"workflow/scripts/eval_{_bench}.py",
+                code=EVAL_CODE,
+            output:
+                result=f"{EVAL}/{{run}}/{_bench}_{{part}}.json",
+                records=f"{EVAL}/{{run}}/{_bench}_{{part}}.records.jsonl",
+            log:
+                f"{LOGS}/eval_{_bench}/{{run}}_{{part}}.log",
+            benchmark:
+                f"{BENCH}/eval_{_bench}/{{run}}_{{part}}.tsv"
+            conda:
+                "../envs/eval.yaml"
+            resources:
+                **job_resources("eval"),
+            params:
+                common=eval_common,
+                sizes=",".join(str(n) for n in EVAL_CFG["sizes"][_bench]),
+                max_new_tokens=EVAL_CFG["max_new_tokens"],
+            shell:
+                "python {input.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
+                " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
+                " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
+
+    rule eval_margin:
+        input:
+            model=lambda wc: model_dir(wc.run),
+            pairs=rules.battle_pairs.output.holdout_pairs,
+            script="workflow/scripts/eval_margin.py",
             code=EVAL_CODE,
         output:
-            result=f"{EVAL}/{{run}}/{_bench}_{{part}}.json",
-            records=f"{EVAL}/{{run}}/{_bench}_{{part}}.records.jsonl",
+            result=f"{EVAL}/{{run}}/margin_A.json",
+            records=f"{EVAL}/{{run}}/margin_A.records.jsonl",
         log:
-            f"{LOGS}/eval_{_bench}/{{run}}_{{part}}.log",
+            f"{LOGS}/eval_margin/{{run}}.log",
         benchmark:
-            f"{BENCH}/eval_{_bench}/{{run}}_{{part}}.tsv"
+            f"{BENCH}/eval_margin/{{run}}.tsv"
         conda:
             "../envs/eval.yaml"
         resources:
             **job_resources("eval"),
         params:
             common=eval_common,
-            sizes=",".join(str(n) for n in EVAL_CFG["sizes"][_bench]),
-            max_new_tokens=EVAL_CFG["max_new_tokens"],
         shell:
-            "python {input.script} {params.common} --items {input.benchmark_items:q} --sizes {params.sizes}"
-            " --part {wildcards.part} --max-new-tokens {params.max_new_tokens}"
+            "python {input.script} {params.common} --items {input.pairs}"
             " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
-
-
-rule eval_margin:
-    input:
-        model=lambda wc: model_dir(wc.run),
-        pairs=rules.battle_pairs.output.holdout_pairs,
-        script="workflow/scripts/eval_margin.py",
-        code=EVAL_CODE,
-    output:
-        result=f"{EVAL}/{{run}}/margin_A.json",
-        records=f"{EVAL}/{{run}}/margin_A.records.jsonl",
-    log:
-        f"{LOGS}/eval_margin/{{run}}.log",
-    benchmark:
-        f"{BENCH}/eval_margin/{{run}}.tsv"
-    conda:
-        "../envs/eval.yaml"
-    resources:
-        **job_resources("eval"),
-    params:
-        common=eval_common,
-    shell:
-        "python {input.script} {params.common} --items {input.pairs}"
-        " --out-json {output.result} --out-records {output.records} > {log} 2>&1"
 
 
 TABLES = {

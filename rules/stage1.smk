@@ -1,6 +1,10 @@
-"""The Stage-1 checkpoint: given by path at full scale; at embedded scale a stand-in built here
-(a tokenizer trained on the shipped text -> a random-init tiny Nemotron-H -> a short SFT on the
-sample general mix, so later stages start from a model that has learned something)."""
+"""The Stage-1 chain: Base -> SFT -> DPO round 1 -> three DPO rounds on verifier pairs.
+
+The Stage-1 checkpoint is either given by path (`scales.<scale>.stage1.from: external`) or the
+chain's last run, trained by the generic SFT and DPO rules. At embedded scale the Base is built
+here: a tokenizer trained on the shipped text, then a random-init tiny Nemotron-H. Each
+verifier round samples answers from the previous round's model on training-split prompts,
+keeps the pairs a checker can tell apart, and reports its acceptance rates."""
 
 
 rule build_tokenizer:
@@ -17,7 +21,7 @@ rule build_tokenizer:
     resources:
         **job_resources("data"),
     params:
-        vocab=SCALE_CFG["stage1"].get("tokenizer_vocab"),
+        vocab=SCALE_CFG["base"].get("tokenizer_vocab"),
         corpus=lambda wc, input: " ".join(
             f"--corpus {shlex.quote(c)}" for c in input.corpus
         ),
@@ -31,7 +35,7 @@ rule init_model:
         tokenizer=rules.build_tokenizer.output,
         code="workflow/scripts/init_model.py",
     output:
-        directory(f"{OUT}/stage1/base"),
+        directory(f"{MODELS}/base"),
     log:
         f"{LOGS}/init_model.log",
     conda:
@@ -39,38 +43,72 @@ rule init_model:
     resources:
         **job_resources("data"),
     params:
-        family=SCALE_CFG["stage1"].get("family"),
-        size=SCALE_CFG["stage1"].get("model_size"),
+        family=SCALE_CFG["base"].get("family"),
+        size=SCALE_CFG["base"].get("model_size"),
         seed=RECIPE["seed"],
     shell:
         "python {input.code} --family {params.family} --size {params.size} --tokenizer {input.tokenizer}"
         " --seed {params.seed} --run base --out {output} > {log} 2>&1"
 
 
-rule train_standin:
+rule verifier_pairs:
+    """One verifier round's DPO pairs, sampled from the previous round's model."""
     input:
-        init=rules.init_model.output,
-        data=SCALE_CFG["general_mix"]["sources"],
-        script="workflow/scripts/train_sft.py",
-        code=TRAIN_CODE,
+        model=lambda wc: model_dir(DATASETS[wc.dataset]["model"]),
+        prompts=SCALE_CFG["verifier"]["prompts"],
+        eval_items=list(EVAL_CFG["items"].values()),
+        script="workflow/scripts/verifier_pairs.py",
+        code=[*EVAL_CODE, "workflow/scripts/lineage/verifier.py"],
     output:
-        model=directory(f"{MODELS}/stage1"),
+        pairs=f"{DATA}/sets/{{dataset}}.jsonl",
+        stats=f"{DATA}/verifier/{{dataset}}.json",
     log:
-        f"{LOGS}/train_sft/stage1.log",
+        f"{LOGS}/verifier_pairs/{{dataset}}.log",
     benchmark:
-        f"{BENCH}/train_sft/stage1.tsv"
+        f"{BENCH}/verifier_pairs/{{dataset}}.tsv"
+    wildcard_constraints:
+        dataset=one_of(
+            [n for n, d in DATASETS.items() if d["kind"] == "verifier_pairs"]
+        ),
     conda:
-        "../envs/train.yaml"
-    threads: SCALE_CFG["resources"]["train"]["cpus"]
+        "../envs/eval.yaml"
     resources:
-        **job_resources("train"),
+        **job_resources("eval"),
     params:
-        recipe=cli_args(standin_recipe()) if STAGE1_BUILT else "",
-        data=lambda wc, input: " ".join(f"--data {shlex.quote(d)}" for d in input.data),
-        state_dir=f"{STATE}/stage1",
-        metrics=f"{OUT}/metrics/stage1.jsonl",
-        launch=launcher("stage1"),
+        settings=cli_args(
+            {k: v for k, v in SCALE_CFG["verifier"].items() if k != "prompts"}
+        ),
+        device=EVAL_CFG["device"],
+        dtype=EVAL_CFG["dtype"],
+        seed=RECIPE["seed"],
+        eval_items=lambda wc, input: " ".join(
+            f"--eval-items {shlex.quote(f)}" for f in input.eval_items
+        ),
+        round=lambda wc: next(
+            r for r, spec in RUNS.items() if wc.dataset in spec.get("data", [])
+        ),
     shell:
-        "{params.launch} {input.script} --run stage1 --init {input.init} {params.data}"
-        " {params.recipe} --state-dir {params.state_dir} --metrics {params.metrics}"
-        " --out {output.model} > {log} 2>&1"
+        "python {input.script} --model {input.model:q} --round {params.round} --prompts {input.prompts:q}"
+        " {params.eval_items} {params.settings} --device {params.device} --dtype {params.dtype}"
+        " --seed {params.seed} --out {output.pairs} --stats {output.stats} > {log} 2>&1"
+
+
+rule verifier_audit:
+    """Acceptance rates of every verifier round, per prompt type."""
+    input:
+        stats=[
+            f"{DATA}/verifier/{n}.json"
+            for n, d in DATASETS.items()
+            if d["kind"] == "verifier_pairs"
+        ],
+        code="workflow/scripts/verifier_audit.py",
+    output:
+        json=f"{DATA}/verifier_audit.json",
+        md=report(f"{DATA}/verifier_audit.md", category="Data audit"),
+    log:
+        f"{LOGS}/verifier_audit.log",
+    localrule: True
+    conda:
+        "../envs/data.yaml"
+    shell:
+        "python {input.code} {input.stats} --out-json {output.json} --out-md {output.md} > {log} 2>&1"

@@ -67,10 +67,11 @@ def job_ids() -> set[str]:
 def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
     snakemake("soupF2_eval", *PROFILE, cwd=workdir, timeout=1800)
     submitted = submitted_since(set())
-    for job in ("train_standin", "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
+    chain = ("train_sft:stage1_sft", "train_dpo:dpo1", "verifier_pairs:verifier_dpo2", "train_dpo:dpo4")
+    for job in (*chain, "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
         assert job in submitted, (job, submitted)
     assert all(j.split(":")[0] not in ("make_eval_table", "eval_column") for j in submitted)  # local rules
-    for run in ("stage1", "sftw2", "sftw4", "sftwF"):
+    for run in ("stage1_sft", "sftw2", "sftw4", "sftwF"):
         log = (workdir / f"logs/embedded/train_sft/{run}.log").read_text()
         assert "world size 2" in log, f"{run} did not train with 2 FSDP processes:\n{log[:2000]}"
     assert (workdir / "results/embedded/eval_table.md").is_file()
@@ -97,11 +98,7 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
     assert plan == {
         "train_sft": 1,
         "soup": 1,
-        "eval_mmlu": 4,
-        "eval_gsm8k": 4,
-        "eval_ifeval": 6,
-        "eval_degen": 2,
-        "eval_margin": 2,
+        "eval_run": 2,
         "eval_column": 1,
         "make_eval_table": 1,
         "soupF2_eval": 1,

@@ -5,6 +5,7 @@ the data stages are built once.
 """
 
 import json
+import shutil
 
 import pytest
 
@@ -15,17 +16,32 @@ from workflow_helpers import planned_jobs, snakemake
 pytestmark = pytest.mark.slow
 
 
-def test_sftwF_trains_from_the_standin_and_a_rerun_does_nothing(embedded_workflow):
+def test_the_chain_builds_stage1_and_sftwF_trains_from_it(embedded_workflow):
     snakemake("--cores", "2", "sftwF", cwd=embedded_workflow, timeout=1500)
-    models = embedded_workflow / "results/embedded/models"
-    lineage = json.loads((models / "sftwF/lineage.json").read_text())
-    assert lineage["kind"] == "sft" and lineage["parents"][0]["run"] == "stage1"
+    results = embedded_workflow / "results/embedded"
+    lineage = json.loads((results / "models/sftwF/lineage.json").read_text())
+    assert lineage["kind"] == "sft" and lineage["parents"][0]["path"].endswith("models/dpo4")
     assert lineage["card_lr"] == 5e-6 and lineage["recipe"]["steps"] == 30
     assert lineage["recipe"]["lr"] == 5e-6 * lineage["lr_scale"]
     assert lineage["world_size"] == 2  # FSDP over 2 processes on gloo
-    standin = [json.loads(l) for l in (embedded_workflow / "results/embedded/metrics/stage1.jsonl").open()]
-    assert standin[-1]["loss"] < standin[0]["loss"] - 1.0  # the stand-in has learned something
+    assert lineage["root"]["run"] == "base"  # the whole lineage descends from the tiny Base
+    chain = [json.loads((results / f"models/{run}/lineage.json").read_text()) for run in ("dpo2", "dpo3", "dpo4")]
+    assert [c["parents"][0]["path"].rsplit("/", 1)[-1] for c in chain] == ["dpo1", "dpo2", "dpo3"]
+    sft = [json.loads(line) for line in (results / "metrics/stage1_sft.jsonl").open()]
+    assert sft[-1]["loss"] < sft[0]["loss"] - 1.0  # the Stage-1 SFT has learned something
+    for round_name in ("verifier_dpo2", "verifier_dpo3", "verifier_dpo4"):
+        stats = json.loads((results / f"data/verifier/{round_name}.json").read_text())
+        assert stats["total"]["pairs"] > 0 and set(stats["by_type"]) == {"math", "if"}
     assert planned_jobs("sftwF", cwd=embedded_workflow) == {}
+
+
+def test_switching_stage1_to_an_external_copy_reruns_only_what_depends_on_it(embedded_workflow, tmp_path):
+    external = tmp_path / "stage1_copy"
+    shutil.copytree(embedded_workflow / "results/embedded/models/dpo4", external)
+    overlay = tmp_path / "external.yaml"
+    overlay.write_text(f"scales:\n  embedded:\n    stage1:\n      from: external\n      path: {external}\n")
+    assert planned_jobs("sftwF", "--configfile", str(overlay), cwd=embedded_workflow) == {"train_sft": 1, "sftwF": 1}
+    assert planned_jobs("sftwF", cwd=embedded_workflow) == {}  # back to the chain: nothing to redo
 
 
 def test_soupF2_builds_loads_and_generates(embedded_workflow):

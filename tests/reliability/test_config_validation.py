@@ -82,6 +82,12 @@ def test_schema_refuses_unsafe_run_names():
         ({"scales__embedded__train__processes": 3}, "global batch 16 rows cannot be split"),
         ({"scales__embedded__export__path": "nowhere/battles.jsonl"}, "scales.embedded.export.path"),
         ({"eval_table__columns": ["stage1", "ghost"]}, "eval_table.columns: 'ghost'"),
+        ({"eval_table__chain": ["ghost"]}, "eval_table.chain: 'ghost'"),
+        ({"datasets__verifier_dpo2__model": "ghost"}, "datasets.verifier_dpo2.model: 'ghost' is not a run"),
+        ({"runs__dpo2__data": ["winners"]}, "runs.dpo2.data: an dpo run needs preference pairs"),
+        ({"scales__embedded__stage1__from": "soup24"}, "scales.embedded.stage1.from: 'soup24' must be 'external'"),
+        ({"scales__embedded__stage1__from": "sftwF"}, "'sftwF' descends from the Stage-1 checkpoint itself"),
+        ({"scales__embedded__verifier__prompts": "missing.jsonl"}, "scales.embedded.verifier.prompts"),
     ],
 )
 def test_lineage_checks_name_the_key(changes, message):
@@ -93,6 +99,12 @@ def test_lineage_checks_name_the_key(changes, message):
 def test_cycle_is_refused():
     config = mutated(runs__sftw2__parents=["soup24"])
     with pytest.raises(ConfigError, match="cycle: .*sftw2 -> soup24 -> sftw2"):
+        validate(config)
+
+
+def test_a_verifier_round_sampled_by_its_own_descendant_is_a_cycle():
+    config = mutated(datasets__verifier_dpo2__model="dpo3")
+    with pytest.raises(ConfigError, match="cycle: .*dpo2 -> dpo3 -> dpo2"):
         validate(config)
 
 

@@ -72,25 +72,33 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def load(args: argparse.Namespace) -> tuple[torch.nn.Module, ChatRenderer, dict]:
+    """The verified model in eval mode, its chat renderer and its lineage record."""
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: no CUDA device is visible")
+    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
+    return model, ChatRenderer(args.model), read_lineage(args.model)
+
+
+def select(args: argparse.Namespace) -> list[dict]:
+    """The items of this benchmark part (read and checked before any model is loaded)."""
     items = load_items(args.benchmark, args.items)
     keep = read_id_list(args.ids_from_split) if args.ids_from_split else None
-    sizes = parse_part_sizes(args.sizes, args.sample)
-    selected = select_items(
+    return select_items(
         args.benchmark,
         items,
         part=args.part,
-        sizes=sizes,
+        sizes=parse_part_sizes(args.sizes, args.sample),
         seed=args.seed,
         keep_ids=keep,
         source=args.ids_from_split or args.items,
     )
-    lineage = read_lineage(args.model)
-    chat = ChatRenderer(args.model)
-    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
+
+
+def evaluate(args: argparse.Namespace, selected: list[dict], model: torch.nn.Module, chat: ChatRenderer,
+             lineage: dict) -> dict:
+    """Run one benchmark part on a loaded model; write its result JSON and records; return the result."""
+    sizes = parse_part_sizes(args.sizes, args.sample)
     opts = RunOptions(
         batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, max_batch_tokens=args.max_batch_tokens or None
     )
@@ -125,8 +133,16 @@ def main(argv=None) -> int:
     part = f" part {args.part}" if args.part else ""
     print(
         f"{args.benchmark}{part} of {result['run']}: score {result['score']:.4f} on {len(selected)} items "
-        f"in {wall:.1f}s ({result['items_per_s']} items/s)"
+        f"in {wall:.1f}s ({result['items_per_s']} items/s)",
+        flush=True,
     )
+    return result
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    selected = select(args)
+    evaluate(args, selected, *load(args))
     return 0
 
 

@@ -123,3 +123,57 @@ def sequential_generate(
         generate_greedy(model, [p], max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, batch_size=1)[0]
         for p in prompts
     ]
+
+
+def sampling_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, temperature: float,
+                    top_p: float):
+    """The greedy config with multinomial sampling at `temperature` and nucleus `top_p` switched on."""
+    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
+    config.do_sample = True
+    config.temperature = temperature
+    config.top_p = top_p
+    return config
+
+
+@torch.inference_mode()
+def generate_sampled(
+    model,
+    prompts: Sequence[Sequence[int]],
+    *,
+    samples: int,
+    temperature: float,
+    top_p: float,
+    seed: int,
+    max_new_tokens: int,
+    stop_ids: Sequence[int],
+    pad_id: int,
+    batch_size: int = 8,
+) -> list[list[Generation]]:
+    """`samples` sampled continuations per prompt, in prompt order (batched, left-padded, KV cache).
+
+    Reproducible for a given seed, batch size and device: each batch reseeds the generator
+    with (seed, batch number), so a rerun draws the same samples.
+    """
+    if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
+        raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
+    device = _device(model)
+    config = sampling_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id,
+                             temperature=temperature, top_p=top_p)
+    config.num_return_sequences = samples
+    results: list[list[Generation]] = []
+    for number, start in enumerate(range(0, len(prompts), batch_size)):
+        batch = prompts[start : start + batch_size]
+        if min(len(p) for p in batch) == 0:
+            raise ValueError("empty prompt")
+        width = max(len(p) for p in batch)
+        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, prompt in enumerate(batch):
+            ids[row, width - len(prompt) :] = torch.tensor(list(prompt))
+            mask[row, width - len(prompt) :] = 1
+        torch.manual_seed(seed * 1_000_003 + number)
+        out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
+        for row in range(len(batch)):  # generate returns each prompt's samples consecutively
+            rows = out[row * samples : (row + 1) * samples, width:]
+            results.append([cut_at_stop(r.tolist(), stop_ids) for r in rows])
+    return results

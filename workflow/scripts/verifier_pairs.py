@@ -1,0 +1,107 @@
+"""Sample answers from a model on training prompts, check them, and write verifier DPO pairs.
+
+One round of the Stage-1 recipe's verifier DPO: for every training-split prompt (GSM8K-style
+math, IFEval-style constraints) draw --samples answers, check each programmatically, pair a
+verified answer (chosen) with a failed one (rejected), and report the acceptance rate per
+prompt type. Refuses to start when a training prompt is also an evaluation item.
+
+Run as:
+    python workflow/scripts/verifier_pairs.py --model results/embedded/models/dpo1 --round dpo2 \
+        --prompts resources/sample/verifier_prompts.jsonl --eval-items resources/sample/eval/gsm8k.jsonl \
+        --eval-items resources/sample/eval/ifeval.jsonl --samples 8 --temperature 1.0 \
+        --out results/embedded/data/sets/verifier_dpo2.jsonl --stats results/embedded/data/verifier/dpo2.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+from lineage.checkpoint import load_model  # noqa: E402
+from lineage.evaluation.generation import generate_sampled  # noqa: E402
+from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
+from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
+from lineage.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="checkpoint that samples the answers")
+    parser.add_argument("--round", required=True, help="name of the DPO run these pairs train (recorded in rows)")
+    parser.add_argument("--prompts", required=True, help="training-split prompts (JSONL, see lineage/verifier.py)")
+    parser.add_argument("--eval-items", action="append", default=[], help="eval item files none may repeat")
+    parser.add_argument("--samples", type=int, default=8, help="answers drawn per prompt")
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--top-p", type=float, default=1.0)
+    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--max-pairs-per-prompt", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
+    parser.add_argument("--out", required=True, help="DPO rows (JSONL)")
+    parser.add_argument("--stats", required=True, help="acceptance statistics (JSON)")
+    return parser.parse_args(argv)
+
+
+def load_prompts(path: str, eval_files: list[str]) -> list[dict]:
+    """Every prompt checked for its fields, then against every eval item."""
+    items = []
+    for line, item in read_jsonl(path):
+        check_prompt(item, f"{path}:{line}")
+        items.append(item)
+    overlap = find_overlap(items, {source: load_jsonl(source) for source in eval_files})
+    if overlap:
+        shown = "; ".join(f"{prompt} = an item of {source}" for prompt, source in overlap[:5])
+        raise DataError(
+            f"{path}: {len(overlap)} training prompt(s) repeat evaluation items (normalized text): {shown}. "
+            "Verifier prompts must come from training splits only; remove them."
+        )
+    return items
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    items = load_prompts(args.prompts, args.eval_items)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device is visible")
+    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
+    chat = ChatRenderer(args.model)
+    prompts = [chat.encode(chat.render(chat.with_system(messages(item)))) for item in items]
+    generations = generate_sampled(
+        model, prompts, samples=args.samples, temperature=args.temperature, top_p=args.top_p, seed=args.seed,
+        max_new_tokens=args.max_new_tokens, stop_ids=chat.stop_token_ids(), pad_id=chat.pad_token_id(),
+        batch_size=args.batch_size,
+    )
+    texts = [[chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in row] for row in generations]
+    verdicts = [[verify(item, text) for text in row] for item, row in zip(items, texts, strict=True)]
+    rows, stats = build_pairs(items, texts, verdicts, max_pairs_per_prompt=args.max_pairs_per_prompt,
+                              round_name=args.round)
+    stats.update(model=str(args.model), prompts_file=str(args.prompts), samples_per_prompt=args.samples,
+                 temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens, seed=args.seed,
+                 eval_files_checked=args.eval_items, wall_time_s=round(time.perf_counter() - started, 2))
+    if not rows:
+        raise DataError(
+            f"{args.model}: no prompt of {args.prompts} got both a verified and a failed answer "
+            f"({stats['total']}); raise --samples or --temperature so the round has pairs to learn from"
+        )
+    write_jsonl(args.out, rows)
+    write_json(args.stats, stats)
+    for kind, rates in stats["by_type"].items():
+        print(f"{args.round} {kind}: {rates['verified']}/{rates['samples']} samples verified "
+              f"({rates['acceptance_rate']:.1%}), {rates['pairs']} pairs from {rates['prompts_with_pairs']} prompts")
+    print(f"{len(rows)} pairs -> {args.out} ({stats['wall_time_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
