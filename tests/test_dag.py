@@ -4,8 +4,7 @@ python -m pytest tests/test_dag.py -q
 """
 
 import pytest
-from conftest import copy_workflow
-from workflow_helpers import dag_edges, planned_jobs
+from workflow_helpers import copy_workflow, dag_edges, planned_jobs
 
 
 @pytest.fixture(scope="module")

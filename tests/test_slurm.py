@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 import slurm_cluster
-from conftest import copy_workflow
-from workflow_helpers import planned_jobs, snakemake
+from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
 pytestmark = [
     pytest.mark.slurm,

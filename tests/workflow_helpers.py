@@ -1,13 +1,27 @@
-"""Run the workflow's Snakemake CLI from tests and read its dry-run plans and DAGs."""
+"""Run the workflow's Snakemake CLI from tests, in scratch copies, and read its plans and DAGs."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+COPIED = ("Snakefile", "config.yaml", "rules", "workflow", "resources", "profiles", "envs")
+
+
+def copy_workflow(target: Path) -> Path:
+    """Copy what a workflow run needs (no results, state or venv) into `target`."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / name)
+    return target
 
 
 def snakemake(*args: str, cwd: Path = REPO, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess:
