@@ -84,8 +84,9 @@ rule verifier_pairs:
         eval_items=lambda wc, input: " ".join(
             f"--eval-items {shlex.quote(f)}" for f in input.eval_items
         ),
-        round=lambda wc: next(
-            r for r, spec in RUNS.items() if wc.dataset in spec.get("data", [])
+        round=lambda wc: next(  # the run these pairs train, recorded in every row
+            (r for r, spec in RUNS.items() if wc.dataset in spec.get("data", [])),
+            wc.dataset,
         ),
     shell:
         "python {input.script} --model {input.model:q} --round {params.round} --prompts {input.prompts:q}"

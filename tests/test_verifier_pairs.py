@@ -140,3 +140,23 @@ def test_the_shipped_chain_samples_are_what_their_script_writes(tmp_path):
         assert (tmp_path / name).read_bytes() == (REPO / "resources/sample" / name).read_bytes(), name
     pairs = load_jsonl(tmp_path / "preference_mix.jsonl")
     assert all(p["chosen"].strip() != p["rejected"].strip() for p in pairs)
+
+
+def test_the_audit_reports_acceptance_per_round_and_prompt_type(tmp_path):
+    import verifier_audit
+
+    files = []
+    for number, name in enumerate(("dpo2", "dpo3")):
+        samples = [["The answer is 12."] * (number + 1) + ["The answer is 1."],
+                   ["tea is a drink made from the leaves of a plant.", "Tea is a drink."]]
+        items = [MATH, LOWER]
+        verdicts = [[verify(i, t) for t in row] for i, row in zip(items, samples)]
+        _, stats = build_pairs(items, samples, verdicts, max_pairs_per_prompt=2, round_name=name)
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps(stats))
+    verifier_audit.main([*map(str, files), "--out-json", str(tmp_path / "a.json"), "--out-md", str(tmp_path / "a.md")])
+    table = (tmp_path / "a.md").read_text()
+    assert "| dpo2 | ? | 1 | math (GSM8K-style, final number) | 2 | 1 | 50.0% | 1 | 1 |" in table
+    assert "| dpo3 | ? | 1 | math (GSM8K-style, final number) | 3 | 2 | 66.7% | 1 | 1 |" in table
+    assert "| dpo3 | ? | 1 | instructions (IFEval checkers, strict) | 2 | 1 | 50.0% | 1 | 1 |" in table
+    assert [r["round"] for r in json.loads((tmp_path / "a.json").read_text())["rounds"]] == ["dpo2", "dpo3"]
