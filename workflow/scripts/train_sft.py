@@ -13,6 +13,10 @@ Run as:
 or on several processes (CPU: gloo, GPU: nccl):
     accelerate launch --config_file workflow/accelerate/fsdp2.yaml --num_processes 2 \
         workflow/scripts/train_sft.py --init ... --data ... --out ... --steps 24
+
+--packing concatenates each rank's rows of a step, in order, into sequences of --pack-tokens
+(position_ids restart per row, attention stays within a row), so little compute goes to padding;
+the rows, their order and the loss are those of the padded run, up to float rounding.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import argparse
 import sys
 import time
 
-from transformers import AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
@@ -29,20 +33,80 @@ from lineage.modeling import count_params
 from lineage.training import dist as tdist
 from lineage.training.config import add_training_args, check_args, recipe_hash
 from lineage.training.state import discard_states
-from lineage.training.data import BatchPlan, collate, load_rows, rank_rows, sample_order
+from lineage.training.data import (
+    BatchPlan,
+    collate,
+    collate_packed,
+    load_rows,
+    packed_rank_rows,
+    rank_rows,
+    sample_order,
+)
 from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
-from lineage.training.losses import token_loss_sum, trained_token_count
+from lineage.training.losses import chunked_token_loss_sum, token_loss_sum, trained_token_count
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
+
+
+# Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
+PACKABLE_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Supervised fine-tuning on chat rows (assistant-only loss)")
     add_training_args(parser, lr=5e-6)
+    speed = parser.add_argument_group("throughput (change the result only by float rounding)")
+    speed.add_argument(
+        "--packing",
+        action="store_true",
+        help="pack each rank's rows of a step into sequences of --pack-tokens (attention within a row); "
+        "--micro-batch-rows then only has to divide the global batch",
+    )
+    speed.add_argument(
+        "--pack-tokens", type=int, default=None, help="tokens per packed micro-batch (default: --max-length)"
+    )
+    speed.add_argument(
+        "--packed-attention",
+        choices=("sdpa", "flex_attention"),
+        default="sdpa",
+        help="how packed rows are kept apart: sdpa with a dense row mask (no compilation, computes the masked "
+        "blocks too), or FlexAttention with a block mask (skips them; compiles kernels on first use)",
+    )
+    speed.add_argument(
+        "--ce-chunk-tokens",
+        type=int,
+        default=0,
+        help="cross-entropy over labelled tokens this many at a time, recomputed in backward (0 = per row)",
+    )
+    speed.add_argument("--compile", action="store_true", help="torch.compile each transformer block")
     args = parser.parse_args(argv)
     check_args(args)
+    check_speed_args(args)
     return args
+
+
+def check_speed_args(args) -> None:
+    if (args.pack_tokens is not None or args.packed_attention != "sdpa") and not args.packing:
+        raise ValueError("--pack-tokens and --packed-attention need --packing")
+    if args.packing:
+        args.pack_tokens = args.pack_tokens or args.max_length
+        if args.pack_tokens < args.max_length:
+            raise ValueError(
+                f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a longest row would not fit"
+            )
+    if args.ce_chunk_tokens < 0:
+        raise ValueError(f"--ce-chunk-tokens must be 0 (off) or positive, got {args.ce_chunk_tokens}")
+
+
+def check_packable(init) -> None:
+    """Packed rows are kept apart only by the attention mask: refuse models that mix tokens otherwise."""
+    model_type = AutoConfig.from_pretrained(init).model_type
+    if model_type not in PACKABLE_MODEL_TYPES:
+        raise ValueError(
+            f"--packing is not supported for {model_type!r} models (only {', '.join(sorted(PACKABLE_MODEL_TYPES))}): "
+            "packed rows are kept apart only by the attention mask; drop --packing"
+        )
 
 
 def main(args) -> int:
@@ -50,6 +114,8 @@ def main(args) -> int:
     env = tdist.init_distributed(args.device)
     try:
         parent = verify_parent(args, env)
+        if args.packing:
+            check_packable(args.init)
         plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
 
         # Data: tokenized identically on every rank (cheap, and no broadcast needed)
@@ -71,27 +137,48 @@ def main(args) -> int:
                 "raise --max-length or pass --truncation truncate"
             )
         order = sample_order(len(rows), args.steps * plan.global_rows, args.seed)
+        if args.packing:
+            tdist.print0(
+                f"packing: each rank's rows of a step in sequences of {args.pack_tokens} tokens, "
+                f"rows kept apart by {args.packed_attention}"
+            )
         tdist.print0(
             f"batch: {plan.global_rows} rows = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
             f"{plan.world_size} ranks; {args.steps} steps = {args.steps * plan.global_rows / len(rows):.2f} epochs"
         )
 
+        lengths = [len(r.input_ids) for r in rows]
+
         def step_data(step: int) -> StepData:
-            groups = rank_rows(order, step, plan, env.rank)
-            micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
+            if args.packing:
+                groups = packed_rank_rows(order, step, plan, env.rank, lengths, args.pack_tokens)
+                micro = [
+                    collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, args.pack_tokens) for ids in groups
+                ]
+            else:
+                groups = rank_rows(order, step, plan, env.rank)
+                micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
             return StepData(
                 micro_batches=micro,
                 normalizer=sum(trained_token_count(m["labels"]) for m in micro),
-                tokens=sum(len(rows[i].input_ids) for ids in groups for i in ids),
+                tokens=sum(lengths[i] for ids in groups for i in ids),
             )
 
         def loss_fn(model, micro):
-            logits = model(input_ids=micro["input_ids"]).logits
+            inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
+            logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
+            if args.ce_chunk_tokens:
+                return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
             return token_loss_sum(logits, micro["labels"]), {}
 
         # Model and optimizer
         model = load_sharded_model(
-            args.init, env, precision=args.precision, activation_checkpointing=args.activation_checkpointing
+            args.init,
+            env,
+            precision=args.precision,
+            activation_checkpointing=args.activation_checkpointing,
+            attn_implementation=args.packed_attention if args.packing else None,
+            compile_blocks=args.compile,
         )
         total, active = count_params(model)
         tdist.print0(

@@ -2,7 +2,7 @@
 
 The recipe is every hyperparameter (not where files go or how often state is saved). Its hash,
 less the flags that change the result only by float rounding (micro-batch split, activation
-checkpointing), decides whether a saved state may be resumed.
+checkpointing, packing, chunked cross-entropy, compilation), decides whether a saved state may be resumed.
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ NOT_RECIPE = {
     "peak_flops",
 }
 # Part of the recipe, but a state saved under one value may be resumed under another.
-RESUMABLE_ACROSS = {"micro_batch_rows", "activation_checkpointing"}
+RESUMABLE_ACROSS = {
+    "micro_batch_rows",
+    "activation_checkpointing",
+    "packing",
+    "pack_tokens",
+    "packed_attention",
+    "ce_chunk_tokens",
+    "compile",
+}
 
 
 def betas(text: str) -> tuple[float, float]:

@@ -116,3 +116,63 @@ def collate(rows, pad_id: int) -> dict[str, torch.Tensor]:
         "input_ids": pad_right([r.input_ids for r in rows], pad_id),
         "labels": pad_right([r.labels for r in rows], IGNORE_INDEX),
     }
+
+
+def pack_groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Positions 0..n-1 of consecutive rows grouped greedily so that each group fits `budget` tokens.
+
+    The order is kept, so packing changes how a step's rows are split, never which rows or in
+    what order they are trained on.
+    """
+    groups: list[list[int]] = []
+    used = budget
+    for position, length in enumerate(lengths):
+        if length > budget:
+            raise BatchPlanError(f"a row of {length} tokens does not fit the packing budget of {budget} tokens")
+        if used + length > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(position)
+        used += length
+    return groups
+
+
+def packed_rank_rows(
+    order: torch.Tensor, step: int, plan: BatchPlan, rank: int, lengths: Sequence[int], budget: int
+) -> list[list[int]]:
+    """`rank`'s rows at `step` packed into micro-batches of at most `budget` tokens.
+
+    Every rank must run the same number of forward/backward passes (each one all-gathers the
+    shards), so ranks with fewer packs get empty ones up to the largest count of any rank.
+    """
+    per_rank = []
+    for r in range(plan.world_size):
+        ids = [i for group in rank_rows(order, step, plan, r) for i in group]
+        per_rank.append([[ids[p] for p in group] for group in pack_groups([lengths[i] for i in ids], budget)])
+    mine = per_rank[rank]
+    return mine + [[] for _ in range(max(len(packs) for packs in per_rank) - len(mine))]
+
+
+def collate_packed(rows, pad_id: int, length: int) -> dict[str, torch.Tensor]:
+    """Rows concatenated into one sequence of exactly `length` tokens, position_ids restarting per row.
+
+    transformers reads the restarts of position_ids (with no attention_mask) as row boundaries and
+    masks attention to causal-within-a-row. Each row's first label is dropped: in the padded layout
+    the first position is never a target, and here it would be predicted from the previous row.
+    The tail is padding (no labels) with positions from 0, a row of its own that nothing sees; a
+    fixed length keeps the shapes static for compiled kernels.
+    """
+    input_ids = torch.full((1, length), pad_id, dtype=torch.long)
+    labels = torch.full((1, length), IGNORE_INDEX, dtype=torch.long)
+    position_ids = torch.zeros((1, length), dtype=torch.long)
+    start = 0
+    for row in rows:
+        n = len(row.input_ids)
+        if start + n > length:
+            raise BatchPlanError(f"rows of {start + n} tokens do not fit a packed sequence of {length}")
+        input_ids[0, start : start + n] = torch.as_tensor(row.input_ids, dtype=torch.long)
+        labels[0, start + 1 : start + n] = torch.as_tensor(row.labels[1:], dtype=torch.long)
+        position_ids[0, start : start + n] = torch.arange(n)
+        start += n
+    position_ids[0, start:] = torch.arange(length - start)
+    return {"input_ids": input_ids, "labels": labels, "position_ids": position_ids}

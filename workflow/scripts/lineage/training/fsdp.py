@@ -48,14 +48,20 @@ def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     return found
 
 
-def shard(model: torch.nn.Module, env: DistEnv, precision: str) -> torch.nn.Module:
-    """fully_shard every block, then the root; reduce by sum."""
+def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False) -> torch.nn.Module:
+    """fully_shard every block, then the root; reduce by sum.
+
+    With compile_blocks each block is compiled on its own before sharding: the blocks share one
+    graph (same shapes), and FSDP's all-gathers stay outside it.
+    """
     mesh = init_device_mesh(env.device.type, (env.world_size,))
     if precision == "bf16":
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     else:
         policy = MixedPrecisionPolicy()
     for block in blocks(model):
+        if compile_blocks:
+            block.compile()
         fully_shard(block, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)
     for module in model.modules():
@@ -82,12 +88,18 @@ def load_sharded_model(
     precision: str,
     activation_checkpointing: bool = False,
     trainable: bool = True,
+    attn_implementation: str | None = None,
+    compile_blocks: bool = False,
 ) -> torch.nn.Module:
-    """Build, shard and load a checkpoint's model on every rank; fp32 parameters."""
+    """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
+
+    attn_implementation None keeps transformers' default for the model (sdpa where supported).
+    """
     config = AutoConfig.from_pretrained(directory)
     config.use_cache = False
+    options = {} if attn_implementation is None else {"attn_implementation": attn_implementation}
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
     if activation_checkpointing:
         enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.23
         if enable is not None:
@@ -95,7 +107,7 @@ def load_sharded_model(
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     aliases = tied_aliases(model)
-    shard(model, env, precision)
+    shard(model, env, precision, compile_blocks)
     model.to_empty(device=env.device)
     # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from lineage.chat import IGNORE_INDEX
 
@@ -18,6 +19,26 @@ def token_loss_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     total = logits.new_zeros((), dtype=torch.float32)
     for row_logits, row_labels in zip(logits, labels, strict=True):
         total = total + F.cross_entropy(row_logits.float(), row_labels, ignore_index=IGNORE_INDEX, reduction="sum")
+    return total
+
+
+def _cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits.float(), labels, reduction="sum")
+
+
+def chunked_token_loss_sum(logits: torch.Tensor, labels: torch.Tensor, chunk_tokens: int) -> torch.Tensor:
+    """token_loss_sum over labelled positions only, `chunk_tokens` at a time.
+
+    Only one chunk's fp32 logits and softmax exist at once: each chunk is recomputed in backward
+    instead of being kept, so memory no longer grows with sequence length x vocabulary in fp32.
+    """
+    logits, labels = logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten()
+    keep = (labels != IGNORE_INDEX).nonzero().squeeze(-1)
+    logits, labels = logits.index_select(0, keep), labels.index_select(0, keep)
+    total = logits.new_zeros((), dtype=torch.float32)
+    for start in range(0, labels.numel(), chunk_tokens):
+        end = start + chunk_tokens
+        total = total + checkpoint(_cross_entropy_sum, logits[start:end], labels[start:end], use_reentrant=False)
     return total
 
 

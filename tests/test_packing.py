@@ -1,0 +1,119 @@
+"""train_sft.py --packing: packed rows give the padded run's loss and weights, and no row sees another."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from _training_fixtures import build_base, losses, one_thread, run_in_process, train_args, weights
+from transformers import AutoModelForCausalLM
+
+from lineage.chat import IGNORE_INDEX
+from lineage.training.data import BatchPlan, collate_packed, pack_groups, packed_rank_rows, sample_order
+from lineage.training.losses import chunked_token_loss_sum, token_loss_sum
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return build_base(tmp_path_factory.mktemp("packing"), family="llama")
+
+
+def train(base, name: str, **overrides):
+    out = base["base"].parent / name
+    run_in_process("train_sft", train_args(base["base"], base["sft"], out, **overrides))
+    return losses(out.parent / f"{name}.metrics.jsonl"), weights(out)
+
+
+@pytest.fixture(scope="module")
+def padded(base):
+    return train(base, "padded")
+
+
+def assert_same_run(run, reference, weight_tol: float) -> None:
+    (curve, state), (ref_curve, ref_state) = run, reference
+    diffs = [abs(a - b) for a, b in zip(curve, ref_curve, strict=True)]
+    assert max(diffs) < 1e-5, diffs
+    assert max((state[k] - ref_state[k]).abs().max().item() for k in ref_state) < weight_tol
+
+
+def test_packed_run_matches_the_padded_run(base, padded):
+    # a step's rows need more than one 256-token pack, each padded at its tail
+    assert_same_run(train(base, "packed", packing=True), padded, 1e-4)
+
+
+def test_chunked_cross_entropy_matches_the_per_row_loss(base, padded):
+    assert_same_run(train(base, "chunked", ce_chunk_tokens=7), padded, 1e-4)
+
+
+def test_chunked_cross_entropy_gives_the_same_sum_and_gradient():
+    logits = torch.randn(3, 11, 17, dtype=torch.float64, requires_grad=True)
+    labels = torch.randint(0, 17, (3, 11))
+    labels[0, :4] = IGNORE_INDEX
+    labels[2, 6:] = IGNORE_INDEX
+    (expected,) = torch.autograd.grad(token_loss_sum(logits, labels), logits)
+    total = chunked_token_loss_sum(logits, labels, chunk_tokens=5)
+    (grad,) = torch.autograd.grad(total, logits)
+    assert torch.allclose(total.double(), token_loss_sum(logits, labels).double())
+    assert torch.allclose(grad, expected)
+
+
+def packed_logits(model, rows) -> torch.Tensor:
+    batch = collate_packed(rows, pad_id=0, length=sum(len(r.input_ids) for r in rows) + 5)
+    with torch.no_grad():
+        # with a cache, transformers does not read position_ids as row boundaries
+        return model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False).logits[0]
+
+
+def test_a_packed_row_sees_only_itself(base):
+    model = AutoModelForCausalLM.from_pretrained(base["base"], attn_implementation="sdpa", dtype=torch.float32)
+    generator = torch.Generator().manual_seed(0)
+    vocab = model.config.vocab_size
+    rows = [SimpleNamespace(input_ids=torch.randint(3, vocab, (n,), generator=generator).tolist()) for n in (9, 14, 6)]
+    for row in rows:
+        row.labels = row.input_ids
+    with one_thread():
+        logits = packed_logits(model, rows)
+        changed = [rows[0], SimpleNamespace(input_ids=[7] * 14, labels=[7] * 14), rows[2]]
+        logits_changed = packed_logits(model, changed)
+        alone = [model(input_ids=torch.tensor([r.input_ids])).logits[0].detach() for r in rows]
+    spans = [(0, 9), (9, 23), (23, 29)]
+    for (start, end), own in zip(spans, alone, strict=True):
+        assert torch.allclose(logits[start:end], own, atol=1e-5), "a packed row differs from the row run alone"
+    for start, end in (spans[0], spans[2]):  # the rows before and after the changed one
+        assert torch.equal(logits[start:end], logits_changed[start:end])
+    assert not torch.allclose(logits[9:23], logits_changed[9:23])
+
+
+def test_packing_keeps_the_order_and_every_rank_runs_the_same_number_of_packs():
+    assert pack_groups([5, 4, 2, 8, 1], budget=8) == [[0], [1, 2], [3], [4]]
+    order = sample_order(10, 40, seed=3)
+    plan = BatchPlan(global_rows=8, micro_rows=1, world_size=2)
+    lengths = [1, 8, 2, 7, 3, 6, 4, 5, 8, 8]
+    for step in range(5):
+        packs = [packed_rank_rows(order, step, plan, rank, lengths, budget=8) for rank in range(2)]
+        assert len(packs[0]) == len(packs[1])
+        flat = [i for rank_packs in packs for pack in rank_packs for i in pack]
+        assert flat == order[step * 8 : (step + 1) * 8].tolist()
+        assert all(sum(lengths[i] for i in pack) <= 8 for rank_packs in packs for pack in rank_packs)
+
+
+def test_packed_labels_never_cross_a_row_boundary():
+    rows = [SimpleNamespace(input_ids=[1, 2, 3], labels=[1, 2, 3]), SimpleNamespace(input_ids=[4, 5], labels=[4, 5])]
+    batch = collate_packed(rows, pad_id=0, length=8)
+    assert batch["input_ids"].tolist() == [[1, 2, 3, 4, 5, 0, 0, 0]]
+    assert batch["position_ids"].tolist() == [[0, 1, 2, 0, 1, 0, 1, 2]]
+    assert batch["labels"].tolist() == [[IGNORE_INDEX, 2, 3, IGNORE_INDEX, 5] + [IGNORE_INDEX] * 3]
+
+
+def test_packing_refuses_models_with_recurrent_layers(tmp_path):
+    nemotron = build_base(tmp_path, family="nemotron_h")
+    with pytest.raises(ValueError, match="--packing is not supported for 'nemotron_h'"):
+        run_in_process("train_sft", train_args(nemotron["base"], nemotron["sft"], tmp_path / "out", packing=True))
+
+
+def test_pack_tokens_below_max_length_is_refused(base, tmp_path):
+    with pytest.raises(ValueError, match="--pack-tokens 64 is below --max-length 256"):
+        run_in_process(
+            "train_sft", train_args(base["base"], base["sft"], tmp_path / "out", packing=True, pack_tokens=64)
+        )
