@@ -25,19 +25,30 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the test cluster's daemons run as root"),
 ]
 
-# The profile as users run it, plus what a cluster without an accounting database needs.
-PROFILE = [
-    "--profile",
-    "profiles/slurm",
-    "--config",
-    "scale=embedded",
-    "--slurm-status-command",
-    "squeue",
-    "--slurm-init-seconds-before-status-checks",
-    "2",
-    "--jobs",
-    "3",
-]
+QUICK = Path(__file__).parent / "data" / "slurm_quick.yaml"
+
+
+def profile(*overlays: Path) -> list[str]:
+    """The profile as users run it, plus what a cluster without an accounting database needs, at
+    embedded scale with fewer steps and eval items (QUICK) and any further config overlays."""
+    return [
+        "--profile",
+        "profiles/slurm",
+        "--config",
+        "scale=embedded",
+        "--configfile",
+        str(QUICK),
+        *map(str, overlays),
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--jobs",
+        "3",
+    ]
+
+
+PROFILE = profile()
 SFTWF_LR = "runs:\n  sftwF:\n    lr: 7.0e-6\n"
 
 
@@ -91,7 +102,7 @@ def test_audit_draws_the_dag_and_writes_the_report(cluster, workdir):
 def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir):
     overlay = workdir / "sftwF_lr.yaml"
     overlay.write_text(SFTWF_LR)
-    changed = [*PROFILE, "--configfile", str(overlay)]
+    changed = profile(overlay)
     # The plan for the published model: sftwF, soupF2, their benchmarks and the table; nothing else.
     plan = planned_jobs("soupF2_eval", *changed, cwd=workdir)
     assert plan == {
