@@ -38,6 +38,32 @@ SHAPES: dict[tuple[str, str], dict] = {
         max_position_embeddings=4096,
         tie_word_embeddings=False,
     ),
+    # The card's Base shape, for planning only (built on the meta device, never trained here):
+    # assumed from the public Nemotron-3 Nano 30B-A3B config, as the card names the Base but not its
+    # sizes: 52 layers (23 Mamba-2, 23 MoE, 6 attention), 128 routed experts, top-6.
+    ("nemotron_h", "30b_a3b"): dict(
+        hidden_size=2688,
+        layers_block_type=[
+            {"M": "linear_attention", "E": "moe", "*": "full_attention"}[c]
+            for c in "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+        ],
+        num_attention_heads=32,
+        num_key_value_heads=2,
+        head_dim=128,
+        intermediate_size=1856,
+        mamba_num_heads=64,
+        mamba_head_dim=64,
+        n_groups=8,
+        ssm_state_size=128,
+        conv_kernel=4,
+        chunk_size=128,
+        n_routed_experts=128,
+        num_experts_per_tok=6,
+        moe_intermediate_size=1856,
+        moe_shared_expert_intermediate_size=3712,
+        max_position_embeddings=4096,
+        tie_word_embeddings=False,
+    ),
     ("llama", "tiny"): dict(
         hidden_size=64,
         num_hidden_layers=2,

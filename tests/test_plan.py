@@ -1,0 +1,42 @@
+"""plan.py: exact parameter counts, memory terms that scale as FSDP says, and agreement with the
+peak memory measured on one H200."""
+
+import re
+
+import pytest
+
+import plan
+
+
+@pytest.fixture(scope="module")
+def base():
+    return plan.build_meta_model("nemotron_h", "30b_a3b", 131072)
+
+
+def test_the_card_shape_is_a_30b_model_with_3b_active(base):
+    result = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
+    assert 30e9 < result.total < 33e9 and 3e9 < result.active < 4e9
+
+
+def test_sharded_state_divides_by_the_gpus_and_checkpointing_saves_activations(base):
+    eight = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=False)
+    sixteen = plan.plan(base, gpus=16, micro_tokens=8192, checkpointing=False)
+    assert sixteen.static == pytest.approx(eight.static / 2)
+    assert sixteen.activations == eight.activations  # per GPU, set by its own micro-batch
+    kept = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
+    assert kept.activations < eight.activations / 5
+    chunked = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, ce_chunk_tokens=1024)
+    assert chunked.logits < kept.logits / 3
+
+
+def test_planned_peaks_agree_with_the_measured_single_gpu_runs():
+    table = plan.check()
+    errors = [int(e) for e in re.findall(r"\| ([+-]\d+)% \|", table)]
+    assert len(errors) == len(plan.MEASURED) and all(abs(e) <= 10 for e in errors), table
+
+
+def test_the_card_recipe_needs_micro_batch_1_or_chunked_loss_on_80_gib(base, capsys):
+    plan.main(["--activation-checkpointing"])  # the full scale's micro-batch of 2 x 4,096 tokens
+    assert "DOES NOT FIT" in capsys.readouterr().out
+    plan.main(["--activation-checkpointing", "--micro-batch-rows", "1", "--ce-chunk-tokens", "2048"])
+    assert "(fits)" in capsys.readouterr().out

@@ -1,0 +1,179 @@
+"""Plan a training job before asking for GPUs: memory per GPU and step time under FSDP2 full shard.
+
+The model is built on the meta device from a named shape (no weights, no download) and its
+parameters counted exactly; memory then follows from how this project trains:
+
+- fp32 master weights, fp32 gradients and AdamW's two fp32 moments, all sharded: 16 bytes x P / N;
+- bf16 copies of the blocks being all-gathered (the current one and the prefetched next) and the
+  root (embeddings, head) for the whole step, plus one block's fp32 gradients before reduce-scatter;
+- activations saved for backward, per token and layer, counted from the tensors each layer type
+  keeps in bf16 (attention through SDPA/flash, so no sequence-squared term); with activation
+  checkpointing only each layer's input, plus one layer's full activations while it is recomputed;
+- the logits: bf16 output, its fp32 copy for the loss and the fp32 gradient (10 bytes x tokens x vocab;
+  with chunked cross-entropy the fp32 part of one chunk only);
+- a fixed 1 GiB for the CUDA context and allocator slack.
+
+Step time = 6 x active parameters x tokens per step / (GPUs x peak FLOP/s x MFU), with the MFU
+this trainer measured (benchmarks/RESULTS.md) as the default. `--check` compares the model with the
+two single-H200 runs measured there.
+
+Run as:
+    python workflow/scripts/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 80 \
+        --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
+    python workflow/scripts/plan.py --check
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM  # noqa: E402
+
+from lineage.modeling import CONFIG_CLASSES, SHAPES, count_params  # noqa: E402
+from lineage.training.fsdp import blocks  # noqa: E402
+
+GIB = 1024**3
+RUNTIME_BYTES = 1 * GIB
+MEASURED_MFU = 0.184  # ours, packed, 1B Llama on one H200 (benchmarks/RESULTS.md)
+# Single-H200 runs of benchmarks/train_gpu_compare.sh: 0.98B Llama, vocabulary 2048, micro-batch tokens at
+# the peak (16 rows padded to the longest row, 1,133 tokens; or one 4,096-token pack), measured peak GiB.
+MEASURED = (("padded, 16 x 1,133 tokens", 16 * 1133, 44.9), ("packed, 4,096 tokens", 4096, 22.4))
+
+
+@dataclass
+class Plan:
+    total: int
+    active: int
+    static: float  # bytes per GPU
+    gathered: float
+    activations: float
+    logits: float
+
+    @property
+    def peak(self) -> float:
+        return self.static + self.gathered + self.activations + self.logits + RUNTIME_BYTES
+
+
+def build_meta_model(family: str, size: str, vocab: int) -> torch.nn.Module:
+    if (family, size) not in SHAPES:
+        raise SystemExit(f"no shape {family}/{size}; known: {', '.join(f'{f}/{s}' for f, s in SHAPES)}")
+    config = CONFIG_CLASSES[family](**SHAPES[(family, size)], vocab_size=vocab)
+    with torch.device("meta"):
+        return AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+
+
+def layer_kinds(model: torch.nn.Module) -> list[str]:
+    config = model.config
+    kinds = getattr(config, "layers_block_type", None)
+    return list(kinds) if kinds else ["attention_mlp"] * config.num_hidden_layers
+
+
+def activation_bytes_per_token(kind: str, config) -> int:
+    """bf16 bytes a layer of this kind keeps for backward, per token (norms, projections, products)."""
+    h = config.hidden_size
+    heads, kv = config.num_attention_heads, getattr(config, "num_key_value_heads", config.num_attention_heads)
+    head_dim = getattr(config, "head_dim", None) or h // heads
+    attention = 2 * (2 * h + heads * head_dim + 2 * kv * head_dim + 2 * heads * head_dim + h)  # in, norm, qkv, out, o
+    if kind == "attention_mlp":  # a Llama decoder layer: attention, then a SwiGLU MLP
+        return attention + 2 * (2 * h + 4 * config.intermediate_size)
+    if kind == "full_attention":
+        return attention
+    if kind == "linear_attention":  # Mamba-2: in_proj output, conv output, scan output, gate, norm
+        inner = config.mamba_num_heads * config.mamba_head_dim
+        in_proj = 2 * inner + 2 * config.n_groups * config.ssm_state_size + config.mamba_num_heads
+        return 2 * (2 * h + in_proj + 3 * inner)
+    if kind == "moe":  # router (fp32), shared expert, top-k routed experts with their dispatch copies
+        k, expert, shared = config.num_experts_per_tok, config.moe_intermediate_size, \
+            config.moe_shared_expert_intermediate_size
+        return 4 * config.n_routed_experts + 2 * (2 * h + 3 * shared) + 2 * k * (2 * h + 3 * expert)
+    if kind == "mlp":
+        return 2 * (2 * h + 3 * config.intermediate_size)
+    raise ValueError(f"unknown layer kind {kind!r}")
+
+
+def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0
+         ) -> Plan:
+    total, active = count_params(model)
+    block_params = [sum(p.numel() for p in block.parameters()) for block in blocks(model)]
+    root = total - sum(block_params)
+    static = 16 * total / gpus
+    gathered = 2 * (2 * max(block_params) + root) + 4 * max(block_params)
+    per_layer = [activation_bytes_per_token(kind, model.config) for kind in layer_kinds(model)]
+    if checkpointing:
+        activations = micro_tokens * (2 * model.config.hidden_size * len(per_layer) + max(per_layer))
+    else:
+        activations = micro_tokens * sum(per_layer)
+    vocab = model.config.vocab_size
+    # Chunked cross-entropy (--ce-chunk-tokens) keeps the bf16 logits but only one chunk's fp32 copy and grad.
+    logits = (2 * micro_tokens + 8 * min(ce_chunk_tokens, micro_tokens)) * vocab if ce_chunk_tokens else \
+        10 * micro_tokens * vocab
+    return Plan(total, active, static, gathered, activations, logits)
+
+
+def step_seconds(active: int, tokens_per_step: int, gpus: int, peak_tflops: float, mfu: float) -> float:
+    return 6 * active * tokens_per_step / (gpus * peak_tflops * 1e12 * mfu)
+
+
+def report(result: Plan, args) -> str:
+    tokens_per_step = args.global_batch_rows * args.tokens_per_row
+    seconds = step_seconds(result.active, tokens_per_step, args.gpus, args.peak_tflops, args.mfu)
+    rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
+            ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
+            (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
+            ("logits (bf16, + fp32 copy and grad of all or one chunk)", result.logits), ("CUDA context, allocator slack", RUNTIME_BYTES)]
+    lines = [f"{args.family}/{args.size}: {result.total / 1e9:.2f}B parameters, {result.active / 1e9:.2f}B active; "
+             f"{args.gpus} GPUs of {args.gpu_gib} GiB; micro-batch {args.micro_batch_rows} x {args.tokens_per_row} "
+             "tokens", "", "| memory per GPU | GiB |", "|---|---|"]
+    lines += [f"| {name} | {value / GIB:.1f} |" for name, value in rows]
+    fits = "fits" if result.peak <= args.gpu_gib * GIB else "DOES NOT FIT"
+    lines += [f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |", "",
+              f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: {seconds:.1f} s at MFU "
+              f"{args.mfu:.1%} ({6 * result.active * tokens_per_step / 1e15:.1f} PFLOP), "
+              f"{tokens_per_step / seconds / args.gpus:,.0f} tokens/s/GPU"]
+    return "\n".join(lines)
+
+
+def check() -> str:
+    """The model against the peak memory of the measured single-H200 runs."""
+    model = build_meta_model("llama", "1b", 2048)
+    lines = ["| 0.98B Llama on one H200 | planned GiB | measured GiB | error |", "|---|---|---|---|"]
+    for name, tokens, measured in MEASURED:
+        planned = plan(model, gpus=1, micro_tokens=tokens, checkpointing=False).peak / GIB
+        lines.append(f"| {name} | {planned:.1f} | {measured:.1f} | {100 * (planned - measured) / measured:+.0f}% |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", default="nemotron_h")
+    parser.add_argument("--size", default="30b_a3b")
+    parser.add_argument("--vocab", type=int, default=131072)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--gpu-gib", type=float, default=80)
+    parser.add_argument("--global-batch-rows", type=int, default=512)
+    parser.add_argument("--micro-batch-rows", type=int, default=2)
+    parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
+    parser.add_argument("--activation-checkpointing", action="store_true")
+    parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
+    parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
+    parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
+    parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
+    args = parser.parse_args(argv)
+    if args.check:
+        print(check())
+        return 0
+    model = build_meta_model(args.family, args.size, args.vocab)
+    result = plan(model, gpus=args.gpus, micro_tokens=args.micro_batch_rows * args.tokens_per_row,
+                  checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens)
+    print(report(result, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
