@@ -88,7 +88,8 @@ def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
 
 
 def test_audit_draws_the_dag_and_writes_the_report(cluster, workdir):
-    snakemake("audit", "--cores", "2", "--config", "scale=embedded", "--configfile", str(QUICK), cwd=workdir, timeout=900)
+    local = ["--cores", "2", "--config", "scale=embedded", "--configfile", str(QUICK)]  # the profile runs' config
+    snakemake("audit", *local, cwd=workdir, timeout=900)
     audit = workdir / "results/embedded/audit"
     for graph in ("rulegraph", "dag"):
         svg = (audit / f"{graph}.svg").read_text()
