@@ -16,17 +16,8 @@ mkdir -p "$D" "$OUT/metrics"
 launch() { python3 -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml --num_processes "$GPUS" "$@"; }
 recipe() { echo --schedule cosine --warmup-steps 1 --seed 1234 --adam-betas 0.9,0.95 --grad-clip 1.0 "$@"; }
 
-echo "== data stages (CPU)"
-python3 $S/read_battles.py --export resources/sample/battles.jsonl --out $D/battles.jsonl --quarantine $D/q.jsonl
-python3 $S/clean_battles.py --in $D/battles.jsonl --out $D/clean.jsonl --stats $D/clean_stats.json
-python3 $S/dedup_battles.py --in $D/clean.jsonl --out $D/preferred.jsonl --quarantine $D/dup.jsonl
-python3 $S/split_holdout.py --in $D/preferred.jsonl --out-train $D/train.jsonl --out-holdout $D/holdout.jsonl
-python3 $S/winner_rows.py --train $D/train.jsonl --holdout $D/holdout.jsonl --repeat 40 --out $D/winners_x40.jsonl
-python3 $S/winner_rows.py --train $D/train.jsonl --holdout $D/holdout.jsonl --repeat 1 --out $D/winners.jsonl
-python3 $S/build_tokenizer.py --corpus resources/sample/battles.jsonl --corpus resources/sample/general_mix.jsonl \
-  --vocab-size 2048 --bundle resources/bundle --out $OUT/tokenizer
-python3 $S/sample_general_mix.py --source resources/sample/general_mix.jsonl --rows 1200 --seed 1234 \
-  --tokenizer $OUT/tokenizer --max-tokens 512 --out $D/general_mix.jsonl --stats $D/mix_stats.json
+source benchmarks/gpu_data.sh
+make_gpu_data "$OUT"
 
 echo "== embedded lineage on $GPUS GPU(s): stand-in, then sftw2, sftw4, sftwF"
 python3 $S/init_model.py --family nemotron_h --size tiny --tokenizer $OUT/tokenizer --seed 1234 --run base --out $OUT/base

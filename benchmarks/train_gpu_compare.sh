@@ -22,16 +22,9 @@ D=$OUT/data
 M=$OUT/metrics
 mkdir -p "$D" "$M"
 
-echo "== data stages (CPU)"
-python3 $S/read_battles.py --export resources/sample/battles.jsonl --out $D/battles.jsonl --quarantine $D/q.jsonl
-python3 $S/clean_battles.py --in $D/battles.jsonl --out $D/clean.jsonl --stats $D/clean_stats.json
-python3 $S/dedup_battles.py --in $D/clean.jsonl --out $D/preferred.jsonl --quarantine $D/dup.jsonl
-python3 $S/split_holdout.py --in $D/preferred.jsonl --out-train $D/train.jsonl --out-holdout $D/holdout.jsonl
-python3 $S/winner_rows.py --train $D/train.jsonl --holdout $D/holdout.jsonl --repeat 40 --out $D/winners_x40.jsonl
-python3 $S/build_tokenizer.py --corpus resources/sample/battles.jsonl --corpus resources/sample/general_mix.jsonl \
-  --vocab-size 2048 --bundle resources/bundle --out $OUT/tokenizer
-python3 $S/sample_general_mix.py --source resources/sample/general_mix.jsonl --rows 1200 --seed 1234 \
-  --tokenizer $OUT/tokenizer --max-tokens 512 --out $D/general_mix.jsonl --stats $D/mix_stats.json
+source benchmarks/gpu_data.sh
+make_gpu_data "$OUT"
+
 python3 $S/init_model.py --family llama --size 1b --tokenizer $OUT/tokenizer --seed 1234 --run llama1b --out $OUT/llama1b
 
 data="--data $D/winners_x40.jsonl --data $D/general_mix.jsonl"

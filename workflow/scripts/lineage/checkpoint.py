@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from lineage.io import atomic_path, sha256_file, sha256_json
-from lineage.shards import INDEX_NAME, CheckpointError, ShardWriter, shard_files, weight_map
+from lineage.shards import INDEX_NAME, CheckpointError, ShardWriter, checksum_mismatch, shard_files, weight_map
 
 LINEAGE_NAME = "lineage.json"
 BUNDLE_FILES = ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json")
@@ -100,11 +100,7 @@ def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = Fals
         actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))
     for name, digest in expected.items():
         if actual[name] != digest:
-            raise CheckpointError(
-                f"{directory / name}: sha256 {actual[name][:16]}… does not match {digest[:16]}… recorded in "
-                f"{LINEAGE_NAME}; the file is truncated or was altered. Rebuild this checkpoint "
-                "(snakemake --forcerun <run>)."
-            )
+            raise checksum_mismatch(directory / name, actual[name], digest)
     for shard in shard_files(directory):
         if not (directory / shard).is_file():
             raise CheckpointError(f"{directory / shard}: listed in {INDEX_NAME} but missing")

@@ -214,6 +214,14 @@ class ShardReader:
         self.close()
 
 
+def checksum_mismatch(path: Path, actual: str, expected: str) -> CheckpointError:
+    """The error for a file whose sha256 is not the one lineage.json recorded."""
+    return CheckpointError(
+        f"{path}: sha256 {actual[:16]}… does not match {expected[:16]}… recorded in lineage.json; the file is "
+        "truncated or was altered. Rebuild this checkpoint (snakemake --forcerun <run>)."
+    )
+
+
 class StreamingVerifier:
     """Check shard files against their recorded sha256 with the bytes a reader reads anyway.
 
@@ -291,11 +299,7 @@ class StreamingVerifier:
         self._hash_file(shard, digest, self._positions.get(shard, 0), path.stat().st_size)
         actual = digest.hexdigest()
         if actual != self.expected[shard]:
-            raise CheckpointError(
-                f"{path}: sha256 {actual[:16]}… does not match {self.expected[shard][:16]}… recorded in "
-                "lineage.json; the file is truncated or was altered. Rebuild this checkpoint "
-                "(snakemake --forcerun <run>)."
-            )
+            raise checksum_mismatch(path, actual, self.expected[shard])
         self.verified.append(shard)
 
     def _hash_file(self, shard: str, digest, begin: int, end: int, chunk_bytes: int = 1 << 24) -> None:

@@ -53,6 +53,19 @@ def cut_at_stop(new_tokens: Sequence[int], stop_ids: Sequence[int]) -> Generatio
     return Generation(tuple(new_tokens), "length")
 
 
+def left_padded(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask) of token-id prompts padded on the left to the longest."""
+    if min(len(p) for p in prompts) == 0:
+        raise ValueError("empty prompt")
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, prompt in enumerate(prompts):
+        ids[row, width - len(prompt) :] = torch.tensor(list(prompt))
+        mask[row, width - len(prompt) :] = 1
+    return ids, mask
+
+
 def _device(model) -> torch.device:
     return next(model.parameters()).device
 
@@ -76,14 +89,8 @@ def generate_greedy(
     results: list[Generation | None] = [None] * len(prompts)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
-        width = max(len(prompts[i]) for i in batch)
-        if min(len(prompts[i]) for i in batch) == 0:
-            raise ValueError("empty prompt")
-        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for r, i in enumerate(batch):
-            ids[r, width - len(prompts[i]) :] = torch.tensor(list(prompts[i]))
-            mask[r, width - len(prompts[i]) :] = 1
+        ids, mask = left_padded([prompts[i] for i in batch], pad_id)
+        width = ids.shape[1]
         out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
         for r, i in enumerate(batch):
             results[i] = cut_at_stop(out[r, width:].tolist(), stop_ids)
@@ -163,14 +170,8 @@ def generate_sampled(
     results: list[list[Generation]] = []
     for number, start in enumerate(range(0, len(prompts), batch_size)):
         batch = prompts[start : start + batch_size]
-        if min(len(p) for p in batch) == 0:
-            raise ValueError("empty prompt")
-        width = max(len(p) for p in batch)
-        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, prompt in enumerate(batch):
-            ids[row, width - len(prompt) :] = torch.tensor(list(prompt))
-            mask[row, width - len(prompt) :] = 1
+        ids, mask = left_padded(batch, pad_id)
+        width = ids.shape[1]
         torch.manual_seed(seed * 1_000_003 + number)
         out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
         for row in range(len(batch)):  # generate returns each prompt's samples consecutively
