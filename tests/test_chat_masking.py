@@ -132,3 +132,15 @@ def test_a_token_straddling_the_header_drops_the_row(tmp_path):
     messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "\n\nb"}]  # header "\n" + "\n\nb"
     row, reason = tokenize_conversation(tok, messages, system_prompt=None, max_length=None)
     assert row is None and reason == "label spans do not decode to the assistant text"
+
+
+def test_repeated_conversations_are_counted_each_time_and_tokenized_alike(tok):
+    long, short = chat_rows(2)[0]["messages"], chat_rows(2)[1]["messages"][:3]
+    alone = {id(m): tokenize_conversation(tok, m, system_prompt=None, max_length=40) for m in (long, short)}
+    rows, stats = tokenize_rows(tok, [long, short, long, short, short], system_prompt=None, max_length=40)
+    kept = [m for m in (long, short, long, short, short) if alone[id(m)][0] is not None]
+    assert rows == [alone[id(m)][0] for m in kept]
+    assert 0 < len(kept) < 5  # one conversation kept, one dropped for length, each repeated
+    assert stats.rows_in == 5 and stats.rows_kept == len(kept)
+    assert sum(stats.dropped.values()) == 5 - len(kept)
+    assert stats.tokens == sum(len(r.input_ids) for r in rows)

@@ -43,6 +43,8 @@ def profile(*overlays: Path) -> list[str]:
         "squeue",
         "--slurm-init-seconds-before-status-checks",
         "2",
+        "--seconds-between-status-checks",  # a one-node test cluster answers squeue at once
+        "2",
         "--jobs",
         "3",
     ]
