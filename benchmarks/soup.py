@@ -3,7 +3,8 @@
 Two random-init bf16 parents of a Llama shape are written once per size (sharing one root),
 then each method runs as its own process, timed (wall) and measured (peak RSS) by
 /usr/bin/time, with the page cache warm (parents read just before) and cold (dropped just
-before). The copy is the floor any soup pays: each parent shard read once, one parent's
+before). The read (both parents to /dev/null) is the floor of any soup; the copy is the floor any
+soup that writes pays: each parent shard read once, one parent's
 bytes written and fsynced, as the soup fsyncs its output. Everything is written under
 --workdir, never in the repository.
 
@@ -37,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-METHODS = ("copy", "copy+sha256", "naive", "ours", "mergekit")
+METHODS = ("read", "copy", "copy+sha256", "naive", "ours", "mergekit")
 # A TinyLlama-like block (hidden 2048, MLP 5632, 32 heads, 4 KV heads, vocab 32000); layers set the size.
 SHAPE = dict(hidden_size=2048, intermediate_size=5632, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000)
 
@@ -125,6 +126,8 @@ def warm(files: list[Path]) -> None:
 
 def commands(method: str, a: Path, b: Path, out: Path, mergekit: str | None) -> list[str]:
     """The process each method runs; `out` is an empty directory it may fill."""
+    if method == "read":  # the floor of any soup: read both parents once, write nothing
+        return ["sh", "-c", f"cat {' '.join(map(str, shards(a) + shards(b)))} > /dev/null"]
     if method == "copy":
         script = (f"cat {' '.join(map(str, shards(a)))} > {out}/copy.bin && "
                   f"cat {' '.join(map(str, shards(b)))} > /dev/null && sync {out}/copy.bin")
@@ -284,8 +287,8 @@ def _params(parent: Path) -> int:
 def table(report: list[dict]) -> str:
     """Markdown: min / median / max wall time, median peak RSS and the goal ratios."""
     lines = ["| parents | cache | method | wall min / median / max (s) | CPU (s) | peak RSS (GiB) | wall vs copy | "
-             "wall vs copy+sha256 | mergekit / ours | output |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "wall vs copy+sha256 | parents read (GB/s) | wall vs read | mergekit / ours | output |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups: dict[tuple, list[dict]] = {}
     for row in report:
         groups.setdefault((row["size"], row["cache"], row["method"]), []).append(row)
@@ -301,6 +304,8 @@ def table(report: list[dict]) -> str:
         for base in ("copy", "copy+sha256"):
             floor = median_wall(size, cache, base)
             ratios.append(f"{median / floor:.2f}x" if floor else "-")
+        read = median_wall(size, cache, "read")
+        rate = 2 * rows[0]["parent_bytes"] / 1e9 / median  # both parents
         ours = median_wall(size, cache, "ours")
         mk = f"{median / ours:.2f}x" if method == "mergekit" and ours else ""
         check = next((r["check"] for r in rows if r["check"]), "") or ""
@@ -309,7 +314,7 @@ def table(report: list[dict]) -> str:
                      f"{min(walls):.2f} / {median:.2f} / {max(walls):.2f} | "
                      f"{statistics.median(r['cpu_s'] for r in rows):.1f} | "
                      f"{statistics.median(r['rss_bytes'] for r in rows) / 2**30:.2f} | {ratios[0]} | {ratios[1]} | "
-                     f"{mk} | {check} |")
+                     f"{rate:.2f} | {f'{median / read:.2f}x' if read else '-'} | {mk} | {check} |")
     phased = [r for r in report if r.get("phases")]
     if phased:
         lines += ["", "Where our soup's time goes (median s; the rest of the wall time is interpreter start, "

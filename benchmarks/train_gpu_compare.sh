@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SFT throughput on ONE GPU, side by side: our trainer padded, our trainer packed (SDPA row mask;
-# + compiled blocks; + chunked cross-entropy; FlexAttention block mask + compiled blocks), and TRL's
+# + compiled blocks; + chunked cross-entropy; FlexAttention block mask + compiled blocks; FlashAttention's
+# varlen kernel over the row boundaries, 4k-64k packs, + compiled blocks), and TRL's
 # SFTTrainer (padding-free, SDPA row mask) on the same dense ~1B Llama-shaped
 # model (random init), the same rows in the same order (winner rows x40 + general mix, see
 # train_gpu.sh), global batch 128 rows, max length 4096, AdamW (0.9, 0.95), cosine lr 1e-5 with one
@@ -46,6 +47,13 @@ for run in $RUNS; do
     c_packed_sdpa_compiled) ours $run $packed --pack-tokens 4096 --compile ;;
     f_packed_sdpa_chunked_ce) ours $run $packed --pack-tokens 4096 --ce-chunk-tokens 2048 ;;
     d_packed_flex_compiled) ours $run $packed --pack-tokens 16384 --packed-attention flex_attention --compile ;;
+    g_packed_varlen) ours $run $packed --pack-tokens 4096 --packed-attention varlen ;;
+    h_packed_varlen_16k) ours $run $packed --pack-tokens 16384 --packed-attention varlen ;;
+    i_packed_varlen_16k_compiled) ours $run $packed --pack-tokens 16384 --packed-attention varlen --compile ;;
+    k_packed_varlen_32k_compiled) ours $run $packed --pack-tokens 32768 --packed-attention varlen --compile ;;
+    l_packed_varlen_64k_compiled) ours $run $packed --pack-tokens 65536 --packed-attention varlen --compile ;;
+    j_packed_varlen_16k_compiled_chunked_ce) ours $run $packed --pack-tokens 16384 --packed-attention varlen --compile \
+      --ce-chunk-tokens 4096 ;;
     e_trl)
       echo "== TRL SFTTrainer, padding-free"
       timeout -s KILL ${RUN_TIMEOUT:-300} python3 benchmarks/train_trl_sft.py --init $OUT/llama1b $data $common \

@@ -104,6 +104,12 @@ def test_packed_labels_never_cross_a_row_boundary():
     assert batch["input_ids"].tolist() == [[1, 2, 3, 4, 5, 0, 0, 0]]
     assert batch["position_ids"].tolist() == [[0, 1, 2, 0, 1, 0, 1, 2]]
     assert batch["labels"].tolist() == [[IGNORE_INDEX, 2, 3, IGNORE_INDEX, 5] + [IGNORE_INDEX] * 3]
+    assert batch["cu_seq_lens"].tolist() == [0, 3, 5, 8]  # the padding tail is a row of its own
+    assert collate_packed(rows, pad_id=0, length=5)["cu_seq_lens"].tolist() == [0, 3, 5]
+    assert collate_packed([], pad_id=0, length=4)["cu_seq_lens"].tolist() == [0, 4]  # a rank's empty pack
+    trimmed = collate_packed(rows, pad_id=0, length=16, multiple=4)  # 5 tokens of rows: cut to 8, not 16
+    assert trimmed["input_ids"].tolist() == [[1, 2, 3, 4, 5, 0, 0, 0]] and trimmed["cu_seq_lens"].tolist() == [0, 3, 5, 8]
+    assert collate_packed(rows, pad_id=0, length=6, multiple=4)["input_ids"].shape == (1, 6)  # never past length
 
 
 def test_packing_refuses_models_with_recurrent_layers(tmp_path):
@@ -117,3 +123,52 @@ def test_pack_tokens_below_max_length_is_refused(base, tmp_path):
         run_in_process(
             "train_sft", train_args(base["base"], base["sft"], tmp_path / "out", packing=True, pack_tokens=64)
         )
+
+
+def test_varlen_attention_is_refused_on_cpu(base, tmp_path):
+    args = train_args(base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen", device="cpu")
+    with pytest.raises(ValueError, match="varlen runs FlashAttention's CUDA kernel; on CPU use sdpa"):
+        run_in_process("train_sft", args)
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="FlashAttention's varlen kernel needs a CUDA GPU")
+
+
+@cuda
+def test_varlen_packed_rows_match_the_sdpa_row_mask_and_see_only_themselves(base):
+    from lineage.training import varlen_attention
+
+    varlen_attention.register()
+    load = dict(dtype=torch.bfloat16, device_map="cuda")
+    sdpa = AutoModelForCausalLM.from_pretrained(base["base"], attn_implementation="sdpa", **load)
+    varlen = AutoModelForCausalLM.from_pretrained(base["base"], attn_implementation="varlen", **load)
+    generator = torch.Generator().manual_seed(0)
+    vocab = sdpa.config.vocab_size
+    rows = [SimpleNamespace(input_ids=torch.randint(3, vocab, (n,), generator=generator).tolist()) for n in (90, 140, 60)]
+    for row in rows:
+        row.labels = row.input_ids
+
+    def logits(model, rows):
+        batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=300).items()}
+        extra = {}
+        if model is varlen:
+            cu = batch["cu_seq_lens"]
+            extra = dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=300, max_length_k=300)
+        with torch.no_grad():
+            out = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False, **extra)
+        return out.logits[0].float()
+
+    reference, packed = logits(sdpa, rows), logits(varlen, rows)
+    assert (packed[:290] - reference[:290]).abs().max().item() < 0.05  # bf16 kernels round differently
+    changed = logits(varlen, [rows[0], SimpleNamespace(input_ids=[7] * 140, labels=[7] * 140), rows[2]])
+    assert torch.equal(packed[:90], changed[:90]) and torch.equal(packed[230:290], changed[230:290])
+    assert not torch.allclose(packed[90:230], changed[90:230])
+
+
+@cuda
+def test_varlen_packed_run_follows_the_padded_run_on_gpu(base):
+    common = dict(device="cuda", precision="bf16")
+    padded_run = train(base, "padded_cuda", **common)
+    packed_run = train(base, "varlen_cuda", packing=True, packed_attention="varlen", **common)
+    (curve, _), (ref_curve, _) = packed_run, padded_run
+    assert max(abs(a - b) / b for a, b in zip(curve, ref_curve, strict=True)) < 0.01, (curve, ref_curve)

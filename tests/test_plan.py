@@ -40,3 +40,16 @@ def test_the_card_recipe_needs_micro_batch_1_or_chunked_loss_on_80_gib(base, cap
     assert "DOES NOT FIT" in capsys.readouterr().out
     plan.main(["--activation-checkpointing", "--micro-batch-rows", "1", "--ce-chunk-tokens", "2048"])
     assert "(fits)" in capsys.readouterr().out
+
+
+def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
+    card = plan.build_meta_model("nemotron_h", "30b_a3b_reduced", 2048)
+    attention_only = plan.build_meta_model("qwen3_moe", "card_experts_4l", 2048)
+    assert plan.layer_kinds(attention_only) == ["attention_moe"] * 4
+    down = [dict(m.named_parameters())["down_proj"].shape for model in (card, attention_only) for m in model.modules()
+            if type(m).__name__.endswith("Experts")]
+    assert len(set(down)) == 1 and down[0] == (128, 2688, 1856)  # experts x hidden x expert width
+    for model in (card, attention_only):
+        assert model.config.num_experts_per_tok == 6
+        result = plan.plan(model, gpus=2, micro_tokens=8192, checkpointing=False)
+        assert result.active < result.total / 8 and result.peak < 139 * plan.GIB

@@ -71,7 +71,12 @@ def build_meta_model(family: str, size: str, vocab: int) -> torch.nn.Module:
 def layer_kinds(model: torch.nn.Module) -> list[str]:
     config = model.config
     kinds = getattr(config, "layers_block_type", None)
-    return list(kinds) if kinds else ["attention_mlp"] * config.num_hidden_layers
+    if kinds:
+        return list(kinds)
+    if getattr(config, "num_experts", 0):  # Qwen3-MoE: sparse layers as transformers builds them
+        return ["attention_moe" if i not in config.mlp_only_layers and (i + 1) % config.decoder_sparse_step == 0
+                else "attention_mlp" for i in range(config.num_hidden_layers)]
+    return ["attention_mlp"] * config.num_hidden_layers
 
 
 def activation_bytes_per_token(kind: str, config) -> int:
@@ -82,6 +87,9 @@ def activation_bytes_per_token(kind: str, config) -> int:
     attention = 2 * (2 * h + heads * head_dim + 2 * kv * head_dim + 2 * heads * head_dim + h)  # in, norm, qkv, out, o
     if kind == "attention_mlp":  # a Llama decoder layer: attention, then a SwiGLU MLP
         return attention + 2 * (2 * h + 4 * config.intermediate_size)
+    if kind == "attention_moe":  # attention, router (fp32), top-k routed SwiGLU experts with their dispatch copies
+        k, expert = config.num_experts_per_tok, config.moe_intermediate_size
+        return attention + 4 * config.num_experts + 2 * k * (2 * h + 4 * expert)
     if kind == "full_attention":
         return attention
     if kind == "linear_attention":  # Mamba-2: in_proj output, conv output, scan output, gate, norm

@@ -47,6 +47,7 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import chunked_token_loss_sum, token_loss_sum, trained_token_count
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
+from lineage.training import varlen_attention
 
 
 # Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
@@ -68,10 +69,11 @@ def parse_args(argv=None):
     )
     speed.add_argument(
         "--packed-attention",
-        choices=("sdpa", "flex_attention"),
+        choices=("sdpa", "flex_attention", varlen_attention.NAME),
         default="sdpa",
         help="how packed rows are kept apart: sdpa with a dense row mask (no compilation, computes the masked "
-        "blocks too), or FlexAttention with a block mask (skips them; compiles kernels on first use)",
+        "blocks too), FlexAttention with a block mask (skips them; compiles kernels on first use), or varlen: "
+        "FlashAttention's variable-length kernel over the row boundaries (skips them; CUDA only)",
     )
     speed.add_argument(
         "--ce-chunk-tokens",
@@ -95,6 +97,8 @@ def check_speed_args(args) -> None:
             raise ValueError(
                 f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a longest row would not fit"
             )
+    if args.packing and args.packed_attention == varlen_attention.NAME and args.device == "cpu":
+        raise ValueError("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
     if args.ce_chunk_tokens < 0:
         raise ValueError(f"--ce-chunk-tokens must be 0 (off) or positive, got {args.ce_chunk_tokens}")
 
@@ -109,6 +113,78 @@ def check_packable(init) -> None:
         )
 
 
+def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
+    """Tokenize --data and return (step_data, stats, data records); every rank does the same work.
+
+    Tokenizing on every rank is cheap and needs no broadcast. step_data(step) gives this rank's
+    micro-batches of that step, padded or packed as the flags say.
+    """
+    tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
+    raw, data_records = load_rows(args.data, required=("messages",))
+    rows, stats = tokenize_rows(
+        tokenizer,
+        (r["messages"] for r in raw),
+        system_prompt=bundle.system_prompt,
+        max_length=args.max_length,
+        truncation=args.truncation,
+    )
+    tdist.print0(f"data: {stats.summary()}")
+    if not rows:
+        raise DataError(
+            f"no trainable rows in {', '.join(args.data)} ({stats.summary()}); "
+            "raise --max-length or pass --truncation truncate"
+        )
+    order = sample_order(len(rows), args.steps * plan.global_rows, args.seed)
+    if args.packing:
+        tdist.print0(
+            f"packing: each rank's rows of a step in sequences of {args.pack_tokens} tokens, "
+            f"rows kept apart by {args.packed_attention}"
+        )
+    tdist.print0(
+        f"batch: {plan.global_rows} rows = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
+        f"{plan.world_size} ranks; {args.steps} steps = {args.steps * plan.global_rows / len(rows):.2f} epochs"
+    )
+    lengths = [len(r.input_ids) for r in rows]
+    # FlexAttention compiles its block mask per shape: packs keep one length. Elsewhere a pack ends
+    # soon after its last row (a multiple of 256 tokens, so compiled blocks see few shapes).
+    pack_multiple = None if args.packed_attention == "flex_attention" else 256
+
+    def step_data(step: int) -> StepData:
+        if args.packing:
+            groups = packed_rank_rows(order, step, plan, env.rank, lengths, args.pack_tokens)
+            micro = [
+                collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, args.pack_tokens, pack_multiple)
+                for ids in groups
+            ]
+        else:
+            groups = rank_rows(order, step, plan, env.rank)
+            micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
+        return StepData(
+            micro_batches=micro,
+            normalizer=sum(trained_token_count(m["labels"]) for m in micro),
+            tokens=sum(lengths[i] for ids in groups for i in ids),
+        )
+
+    return step_data, stats, data_records
+
+
+def sft_loss(args):
+    """loss_fn(model, micro) for the loop: summed cross-entropy of the labelled tokens."""
+
+    def loss_fn(model, micro):
+        inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
+        if args.packing and args.packed_attention == varlen_attention.NAME:
+            # the row boundaries, passed through to every attention layer; the pack length bounds a row
+            inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
+            inputs |= dict(max_length_q=args.pack_tokens, max_length_k=args.pack_tokens)
+        logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
+        if args.ce_chunk_tokens:
+            return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
+        return token_loss_sum(logits, micro["labels"]), {}
+
+    return loss_fn
+
+
 def main(args) -> int:
     started = time.time()
     env = tdist.init_distributed(args.device)
@@ -118,60 +194,14 @@ def main(args) -> int:
             check_packable(args.init)
         plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
 
-        # Data: tokenized identically on every rank (cheap, and no broadcast needed)
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
-        tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-        raw, data_records = load_rows(args.data, required=("messages",))
-        rows, stats = tokenize_rows(
-            tokenizer,
-            (r["messages"] for r in raw),
-            system_prompt=bundle.system_prompt,
-            max_length=args.max_length,
-            truncation=args.truncation,
-        )
-        tdist.print0(f"data: {stats.summary()}")
-        if not rows:
-            raise DataError(
-                f"no trainable rows in {', '.join(args.data)} ({stats.summary()}); "
-                "raise --max-length or pass --truncation truncate"
-            )
-        order = sample_order(len(rows), args.steps * plan.global_rows, args.seed)
-        if args.packing:
-            tdist.print0(
-                f"packing: each rank's rows of a step in sequences of {args.pack_tokens} tokens, "
-                f"rows kept apart by {args.packed_attention}"
-            )
-        tdist.print0(
-            f"batch: {plan.global_rows} rows = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
-            f"{plan.world_size} ranks; {args.steps} steps = {args.steps * plan.global_rows / len(rows):.2f} epochs"
-        )
-
-        lengths = [len(r.input_ids) for r in rows]
-
-        def step_data(step: int) -> StepData:
-            if args.packing:
-                groups = packed_rank_rows(order, step, plan, env.rank, lengths, args.pack_tokens)
-                micro = [
-                    collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, args.pack_tokens) for ids in groups
-                ]
-            else:
-                groups = rank_rows(order, step, plan, env.rank)
-                micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
-            return StepData(
-                micro_batches=micro,
-                normalizer=sum(trained_token_count(m["labels"]) for m in micro),
-                tokens=sum(lengths[i] for ids in groups for i in ids),
-            )
-
-        def loss_fn(model, micro):
-            inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
-            logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
-            if args.ce_chunk_tokens:
-                return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
-            return token_loss_sum(logits, micro["labels"]), {}
+        step_data, stats, data_records = prepare_data(args, env, plan, tokenizer, bundle)
+        loss_fn = sft_loss(args)
 
         # Model and optimizer
+        if args.packing and args.packed_attention == varlen_attention.NAME:
+            varlen_attention.register()
         model = load_sharded_model(
             args.init,
             env,

@@ -3,8 +3,10 @@
 The embedded scale uses a tiny model of the card's family: Nemotron-H, a hybrid of Mamba-2
 mixers, attention and mixture-of-experts layers. The 1B Llama shape (hidden 2048, 16 layers,
 32 heads / 8 kv heads, intermediate 8192, tied embeddings) is the dense model used to measure
-GPU throughput. Vocabulary and special-token ids always come from the tokenizer the model
-is built for.
+GPU throughput. The reduced-depth MoE shapes keep the card's widths and expert shape with a few
+layers, so MoE throughput can be measured on 2 GPUs: Nemotron-H itself, and an attention-only
+Qwen3-MoE for machines without the Mamba kernels. Vocabulary and special-token ids always come
+from the tokenizer the model is built for.
 """
 
 from __future__ import annotations
@@ -13,10 +15,33 @@ import hashlib
 from collections.abc import Mapping
 
 import torch
-from transformers import LlamaConfig, NemotronHConfig, PreTrainedConfig
+from transformers import LlamaConfig, NemotronHConfig, PreTrainedConfig, Qwen3MoeConfig
 
 # layers_block_type names in transformers 5: linear_attention = Mamba-2 mixer, full_attention,
 # moe (routed + shared experts), mlp.
+_CARD_LAYERS = {"M": "linear_attention", "E": "moe", "*": "full_attention"}
+# The card Base's widths, heads and experts (see 30b_a3b below), shared by its reduced-depth variants.
+_CARD_WIDTHS = dict(
+    hidden_size=2688,
+    num_attention_heads=32,
+    num_key_value_heads=2,
+    head_dim=128,
+    intermediate_size=1856,
+    num_experts_per_tok=6,
+    moe_intermediate_size=1856,
+    max_position_embeddings=4096,
+    tie_word_embeddings=False,
+)
+_CARD_MAMBA = dict(
+    mamba_num_heads=64,
+    mamba_head_dim=64,
+    n_groups=8,
+    ssm_state_size=128,
+    conv_kernel=4,
+    chunk_size=128,
+    n_routed_experts=128,
+    moe_shared_expert_intermediate_size=3712,
+)
 SHAPES: dict[tuple[str, str], dict] = {
     ("nemotron_h", "tiny"): dict(
         hidden_size=64,
@@ -42,27 +67,16 @@ SHAPES: dict[tuple[str, str], dict] = {
     # assumed from the public Nemotron-3 Nano 30B-A3B config, as the card names the Base but not its
     # sizes: 52 layers (23 Mamba-2, 23 MoE, 6 attention), 128 routed experts, top-6.
     ("nemotron_h", "30b_a3b"): dict(
-        hidden_size=2688,
-        layers_block_type=[
-            {"M": "linear_attention", "E": "moe", "*": "full_attention"}[c]
-            for c in "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
-        ],
-        num_attention_heads=32,
-        num_key_value_heads=2,
-        head_dim=128,
-        intermediate_size=1856,
-        mamba_num_heads=64,
-        mamba_head_dim=64,
-        n_groups=8,
-        ssm_state_size=128,
-        conv_kernel=4,
-        chunk_size=128,
-        n_routed_experts=128,
-        num_experts_per_tok=6,
-        moe_intermediate_size=1856,
-        moe_shared_expert_intermediate_size=3712,
-        max_position_embeddings=4096,
-        tie_word_embeddings=False,
+        layers_block_type=[_CARD_LAYERS[c] for c in "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"],
+        **_CARD_WIDTHS,
+        **_CARD_MAMBA,
+    ),
+    # The card's first seven layers (3 Mamba-2, 3 MoE, 1 attention; 4.0B parameters at a 2k vocabulary):
+    # the Base's layer types and expert shape at a depth that trains on 2 GPUs with fp32 master weights.
+    ("nemotron_h", "30b_a3b_reduced"): dict(
+        layers_block_type=[_CARD_LAYERS[c] for c in "MEMEM*E"],
+        **_CARD_WIDTHS,
+        **_CARD_MAMBA,
     ),
     ("llama", "tiny"): dict(
         hidden_size=64,
@@ -70,6 +84,17 @@ SHAPES: dict[tuple[str, str], dict] = {
         num_attention_heads=4,
         num_key_value_heads=2,
         intermediate_size=256,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+    ),
+    # The ~100M dense shape of benchmarks/eval.py (124.7M there with its 32,000 vocabulary), for
+    # benchmarks that need a real checkpoint directory (benchmarks/eval_vs_lm_eval.py).
+    ("llama", "100m"): dict(
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        num_key_value_heads=4,
+        intermediate_size=2048,
         max_position_embeddings=4096,
         tie_word_embeddings=True,
     ),
@@ -83,8 +108,32 @@ SHAPES: dict[tuple[str, str], dict] = {
         rope_parameters={"rope_theta": 500000.0, "rope_type": "default"},
         tie_word_embeddings=True,
     ),
+    # Attention-only MoE with the card's attention and routed experts (128 of 1856 wide, top-6; no shared
+    # expert), for measuring MoE training where the Mamba kernels are missing. Its experts are gated
+    # (SwiGLU: 3 matrices, Nemotron-H's have 2), so a layer holds 1.9B parameters; 4 layers (7.8B) is
+    # what fits 2 GPUs of 139 GiB at 16 bytes per parameter with room for activations.
+    ("qwen3_moe", "card_experts_4l"): dict(
+        num_hidden_layers=4,
+        num_experts=128,
+        norm_topk_prob=True,
+        **_CARD_WIDTHS,
+    ),
+    ("qwen3_moe", "tiny"): dict(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        intermediate_size=128,
+        num_experts=8,
+        num_experts_per_tok=2,
+        moe_intermediate_size=32,
+        norm_topk_prob=True,
+        max_position_embeddings=4096,
+        tie_word_embeddings=False,
+    ),
 }
-CONFIG_CLASSES = {"nemotron_h": NemotronHConfig, "llama": LlamaConfig}
+CONFIG_CLASSES = {"nemotron_h": NemotronHConfig, "llama": LlamaConfig, "qwen3_moe": Qwen3MoeConfig}
 
 
 def build_config(family: str, size: str, tokenizer) -> PreTrainedConfig:
@@ -125,7 +174,8 @@ def count_params(model: torch.nn.Module) -> tuple[int, int]:
     (the fused layout of transformers 5); embeddings count once even when tied.
     """
     config = getattr(model, "config", None)
-    routed = getattr(config, "n_routed_experts", None) or getattr(config, "num_local_experts", None)
+    routed = next((getattr(config, key) for key in ("n_routed_experts", "num_local_experts", "num_experts")
+                   if getattr(config, key, None)), None)
     top_k = getattr(config, "num_experts_per_tok", None)
     total = active = 0
     for module in model.modules():

@@ -153,19 +153,25 @@ def packed_rank_rows(
     return mine + [[] for _ in range(max(len(packs) for packs in per_rank) - len(mine))]
 
 
-def collate_packed(rows, pad_id: int, length: int) -> dict[str, torch.Tensor]:
-    """Rows concatenated into one sequence of exactly `length` tokens, position_ids restarting per row.
+def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) -> dict[str, torch.Tensor]:
+    """Rows concatenated into one sequence of `length` tokens, position_ids restarting per row.
 
     transformers reads the restarts of position_ids (with no attention_mask) as row boundaries and
     masks attention to causal-within-a-row. Each row's first label is dropped: in the padded layout
     the first position is never a target, and here it would be predicted from the previous row.
-    The tail is padding (no labels) with positions from 0, a row of its own that nothing sees; a
-    fixed length keeps the shapes static for compiled kernels.
+    The tail is padding (no labels) with positions from 0, a row of its own that nothing sees.
+    With `multiple`, the sequence is cut to the rows' tokens rounded up to it (a step's last pack
+    is often mostly tail); without, it is exactly `length`, static shapes for kernels compiled per
+    shape (FlexAttention's block mask). `cu_seq_lens` holds the same boundaries as cumulative
+    lengths (int32) for the varlen attention kernel.
     """
+    if multiple is not None:
+        used = sum(len(row.input_ids) for row in rows)
+        length = min(length, max(multiple, -(-used // multiple) * multiple))
     input_ids = torch.full((1, length), pad_id, dtype=torch.long)
     labels = torch.full((1, length), IGNORE_INDEX, dtype=torch.long)
     position_ids = torch.zeros((1, length), dtype=torch.long)
-    start = 0
+    start, cu_seq_lens = 0, [0]
     for row in rows:
         n = len(row.input_ids)
         if start + n > length:
@@ -174,5 +180,13 @@ def collate_packed(rows, pad_id: int, length: int) -> dict[str, torch.Tensor]:
         labels[0, start + 1 : start + n] = torch.as_tensor(row.labels[1:], dtype=torch.long)
         position_ids[0, start : start + n] = torch.arange(n)
         start += n
+        cu_seq_lens.append(start)
     position_ids[0, start:] = torch.arange(length - start)
-    return {"input_ids": input_ids, "labels": labels, "position_ids": position_ids}
+    if start < length:
+        cu_seq_lens.append(length)
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "position_ids": position_ids,
+        "cu_seq_lens": torch.tensor(cu_seq_lens, dtype=torch.int32),
+    }

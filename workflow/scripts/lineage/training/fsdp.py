@@ -48,6 +48,15 @@ def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     return found
 
 
+def enable_activation_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute each block's activations in backward (non-reentrant, so FSDP2's hooks see the recompute)."""
+    enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.23
+    if enable is not None:
+        enable({"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
 def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False) -> torch.nn.Module:
     """fully_shard every block, then the root; reduce by sum.
 
@@ -101,11 +110,7 @@ def load_sharded_model(
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
     if activation_checkpointing:
-        enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.23
-        if enable is not None:
-            enable({"use_reentrant": False})
-        else:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_activation_checkpointing(model)
     aliases = tied_aliases(model)
     shard(model, env, precision, compile_blocks)
     model.to_empty(device=env.device)

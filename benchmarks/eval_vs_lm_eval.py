@@ -1,0 +1,370 @@
+"""Our batched evaluation against lm-evaluation-harness's HF backend: same items, same scores, how fast.
+
+Run as: python benchmarks/eval_vs_lm_eval.py --size tiny                       # CPU, a minute or two
+        python benchmarks/eval_vs_lm_eval.py --size 100m --device cuda --items 200 --batch-size 32 \
+            --max-new-tokens 64 --repeats 3 --json out.json
+
+One random-init checkpoint (init_model.py's Llama shape with the embedded tokenizer, both built
+from the shipped sample as benchmarks/gpu_data.sh does; or any checkpoint with --model) is loaded
+twice in one process: by our evaluation code and by lm-eval's `HFLM(pretrained=<dir>)`, on the
+same device, dtype and batch size. Both get the same text and are timed from text in to scores
+or text out, after a warm-up on a few items:
+
+- log-likelihood: (context, continuation) pairs built as the margin benchmark builds them (the
+  prompt rendered with the checkpoint's chat template and system prompt, the continuation the
+  rendered assistant turn), alternating the sample's general-mix turns (short answers) and arena
+  battles (long answers). Ours: `encode_pair` + `loglikelihood`; lm-eval: `HFLM.loglikelihood`.
+- greedy generation: the same conversations' rendered prompts, at most --max-new-tokens new
+  tokens, stopping at end of turn. Ours: encode + `generate_greedy` + decode, as the generative
+  runners do; lm-eval: `HFLM.generate_until` with `until` = the stop tokens' text.
+
+Both sides see the same token ids, and the script checks it before timing anything: prompts are
+rendered before either side gets them (lm-eval applies no chat template here), neither adds BOS
+(`add_bos_token=False`; the rendered text carries its own special tokens, as
+`ChatRenderer.encode` assumes), and both move the context's trailing whitespace into the
+continuation (`encode_pair` is lm-eval's `_encode_pair`). Generation stops on the end-of-turn
+ids on our side; lm-eval stops on their text and on the generation config's eos_token_id. The
+checkpoint's generation_config.json sets max_new_tokens (1024), which transformers lets override
+the max_length that HFLM passes; it is cleared on lm-eval's copy so that max_gen_toks holds.
+tokens/s counts the same tokens for both: scored context + continuation tokens, and the new
+tokens generated.
+
+Scores must agree to 1e-4 per scored token and greedy flags and generated text must match
+(float32, TF32 off). On a GPU the two sides run different matrix shapes (lm-eval projects every
+position onto the vocabulary, we only the scored tail), so a generation may diverge where the
+top-2 logits are within --tie-gap; each such case is printed with its gap and any other
+divergence fails, as in benchmarks/eval.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from eval import timed  # noqa: E402  (benchmarks/eval.py)
+from lineage.checkpoint import load_model  # noqa: E402
+from lineage.evaluation.generation import generate_greedy  # noqa: E402
+from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
+from lineage.evaluation.scoring import encode_pair, loglikelihood  # noqa: E402
+from lineage.evaluation.tasks import completion_text  # noqa: E402
+from lineage.io import read_jsonl  # noqa: E402
+from lineage.modeling import SHAPES  # noqa: E402
+
+SAMPLE = REPO / "resources" / "sample"
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+PER_TOKEN_TOLERANCE = 1e-4
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def build_checkpoint(work: Path, family: str, size: str, seed: int) -> Path:
+    """The embedded tokenizer and a random-init fp32 checkpoint under `work`, reused when present."""
+    import build_tokenizer
+    import init_model
+
+    tokenizer = work / "tokenizer"
+    if not tokenizer.exists():
+        progress(f"building the tokenizer -> {tokenizer}")
+        corpora = [f"--corpus={SAMPLE / name}" for name in ("battles.jsonl", "general_mix.jsonl")]
+        bundle = REPO / "resources" / "bundle"
+        build_tokenizer.main(
+            build_tokenizer.parse_args([*corpora, "--vocab-size=2048", f"--bundle={bundle}", f"--out={tokenizer}"])
+        )
+    model = work / f"{family}-{size}-seed{seed}"
+    if not model.exists():
+        progress(f"building a random-init {family}/{size} checkpoint -> {model}")
+        shape = [f"--family={family}", f"--size={size}", f"--seed={seed}", "--dtype=fp32"]
+        init_model.main(init_model.parse_args([*shape, f"--tokenizer={tokenizer}", f"--out={model}"]))
+    return model
+
+
+def conversations(n: int, seed: int) -> list[tuple[list[dict], str]]:
+    """n (messages, answer) pairs, alternating general-mix turns (short answers) and battle answers (long)."""
+    short = [(r["messages"][:-1], r["messages"][-1]["content"]) for _, r in read_jsonl(SAMPLE / "general_mix.jsonl")]
+    long = [(r["messages"], r[s]["answer"]) for _, r in read_jsonl(SAMPLE / "battles.jsonl") for s in ("own", "other")]
+    rng = random.Random(seed)
+    rng.shuffle(short)
+    rng.shuffle(long)
+    mixed = [pair for pairs in zip(short, long) for pair in pairs]
+    if n > len(mixed):
+        raise SystemExit(f"--items {n}: the sample gives at most {len(mixed)} items")
+    return mixed[:n]
+
+
+class Ours:
+    """Our evaluation code as the margin and generative runners call it: text in, scores or text out."""
+
+    def __init__(self, model, chat: ChatRenderer, batch_size: int, max_new_tokens: int):
+        self.model, self.chat, self.batch_size, self.max_new_tokens = model, chat, batch_size, max_new_tokens
+        self.last_generations = []
+
+    def loglikelihood(self, pairs):
+        requests = [encode_pair(self.chat.encode, c, k)[:2] for c, k in pairs]
+        scores = loglikelihood(self.model, requests, batch_size=self.batch_size, pad_id=self.chat.pad_token_id())
+        return [(s.logprob, s.is_greedy) for s in scores]
+
+    def generate(self, prompts):
+        self.last_generations = generate_greedy(
+            self.model,
+            [self.chat.encode(p) for p in prompts],
+            max_new_tokens=self.max_new_tokens,
+            stop_ids=self.chat.stop_token_ids(),
+            pad_id=self.chat.pad_token_id(),
+            batch_size=self.batch_size,
+        )
+        return [self.chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in self.last_generations]
+
+
+class LmEval:
+    """lm-eval's HF backend on the same checkpoint, given the same texts as Instances (no task YAML)."""
+
+    def __init__(
+        self, directory: Path, chat: ChatRenderer, device: str, dtype: str, batch_size: int, max_new_tokens: int
+    ):
+        from lm_eval.models.huggingface import HFLM
+
+        self.lm = HFLM(
+            pretrained=str(directory), device=device, batch_size=batch_size, dtype=dtype, add_bos_token=False
+        )
+        self.lm.model.generation_config.max_new_tokens = None  # else it overrides max_gen_toks (docstring)
+        until = [chat.tokenizer.decode([i], skip_special_tokens=False) for i in chat.stop_token_ids()]
+        self.gen_kwargs = {"until": until, "max_gen_toks": max_new_tokens, "do_sample": False}
+
+    def loglikelihood(self, pairs):
+        from lm_eval.api.instance import Instance
+
+        requests = [Instance(request_type="loglikelihood", doc={}, arguments=p, idx=i) for i, p in enumerate(pairs)]
+        return self.lm.loglikelihood(requests, disable_tqdm=True)
+
+    def generate(self, prompts):
+        from lm_eval.api.instance import Instance
+
+        requests = [
+            Instance(request_type="generate_until", doc={}, arguments=(p, dict(self.gen_kwargs)), idx=i)
+            for i, p in enumerate(prompts)
+        ]
+        return self.lm.generate_until(requests, disable_tqdm=True)
+
+
+def same_token_ids(chat: ChatRenderer, theirs: LmEval, pairs, prompts) -> tuple[int, int]:
+    """(pairs, prompts) that lm-eval's own encoding turns into exactly our token ids."""
+    same_pairs = sum(list(encode_pair(chat.encode, c, k)[:2]) == list(theirs.lm._encode_pair(c, k)) for c, k in pairs)
+    return same_pairs, sum(chat.encode(p) == theirs.lm.tok_encode(p) for p in prompts)
+
+
+@torch.inference_mode()
+def divergence(model, chat: ChatRenderer, prompt: str, ours: tuple[int, ...], theirs: str) -> tuple[int, float | None]:
+    """(first of our tokens whose text leaves lm-eval's output, top-2 logit gap of a one-row forward there).
+
+    The gap is None where lm-eval's text goes on past our last token: there is no choice to compare.
+    """
+    decode = chat.tokenizer.decode
+    step = next(
+        (k for k in range(len(ours)) if not theirs.startswith(decode(list(ours[: k + 1]), skip_special_tokens=True))),
+        len(ours),
+    )
+    if step == len(ours):
+        return step, None
+    ids = torch.tensor([chat.encode(prompt) + list(ours[:step])], device=next(model.parameters()).device)
+    top = model(input_ids=ids, use_cache=False).logits[0, -1].float().topk(2).values
+    return step, float(top[0] - top[1])
+
+
+def fastest(label: str, fn, device: str, repeats: int):
+    """(output, seconds) of the fastest of `repeats` timed calls."""
+    best = None
+    for r in range(repeats):
+        out, seconds = timed(fn, device)
+        progress(f"{label}{f' (repeat {r + 1}/{repeats})' if repeats > 1 else ''}: {seconds:.2f} s")
+        if best is None or seconds < best[1]:
+            best = (out, seconds)
+    return best
+
+
+def rate_row(phase, side, items, tokens, seconds, reference):
+    return (
+        f"| {phase} | {side} | {items} | {tokens} | {seconds:.2f} | {items / seconds:.2f} | "
+        f"{tokens / seconds:,.1f} | {reference / seconds:.2f}x |"
+    )
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", choices=sorted({f for f, _ in SHAPES}), default="llama")
+    parser.add_argument("--size", choices=sorted({s for _, s in SHAPES}), default="tiny")
+    parser.add_argument("--model", type=Path, help="an existing checkpoint directory instead of a random-init one")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=REPO / "benchmarks" / "out" / "eval_vs_lm_eval",
+        help="where the tokenizer and random-init checkpoints are built (and reused)",
+    )
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--items", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--warmup-items", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--tie-gap",
+        type=float,
+        default=1e-3,
+        help="a generation divergence is excused only where the top-2 logit gap is below this",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    import lm_eval
+
+    directory = args.model or build_checkpoint(args.work, args.family, args.size, args.seed)
+    chat = ChatRenderer(directory)
+    convs = conversations(args.items, args.seed)
+    pairs = [completion_text(chat, messages, answer) for messages, answer in convs]
+    prompts = [chat.render(chat.with_system(messages)) for messages, _ in convs]
+
+    progress(f"loading {directory} ({args.dtype}, {args.device}): ours, then lm-eval {lm_eval.__version__}'s HFLM")
+    model = load_model(directory, dtype=DTYPES[args.dtype], device=args.device).eval()
+    ours = Ours(model, chat, args.batch_size, args.max_new_tokens)
+    theirs = LmEval(directory, chat, args.device, args.dtype, args.batch_size, args.max_new_tokens)
+    same_pairs, same_prompts = same_token_ids(chat, theirs, pairs, prompts)
+    if same_pairs != len(pairs) or same_prompts != len(prompts):
+        raise SystemExit(f"token ids differ: {same_pairs}/{len(pairs)} pairs, {same_prompts}/{len(prompts)} prompts")
+    encoded = [encode_pair(chat.encode, c, k)[:2] for c, k in pairs]
+    ctx_lens, cont_lens = [len(c) for c, _ in encoded], [len(k) for _, k in encoded]
+    score_tokens = sum(ctx_lens) + sum(cont_lens)
+
+    progress(f"warm-up on {args.warmup_items} items, both sides")
+    for side in (ours, theirs):
+        side.loglikelihood(pairs[: args.warmup_items])
+        side.generate(prompts[: args.warmup_items])
+
+    def run(label, fn):
+        return fastest(label, fn, args.device, args.repeats)
+
+    scored = f"log-likelihood, {len(pairs)} items, {score_tokens} tokens"
+    generating = f"greedy generation, {len(prompts)} prompts, up to {args.max_new_tokens} new tokens"
+    theirs_ll, t_theirs_ll = run(f"{scored}: lm-eval", lambda: theirs.loglikelihood(pairs))
+    ours_ll, t_ours_ll = run(f"{scored}: ours", lambda: ours.loglikelihood(pairs))
+    theirs_text, t_theirs_gen = run(f"{generating}: lm-eval", lambda: theirs.generate(prompts))
+    ours_text, t_ours_gen = run(f"{generating}: ours", lambda: ours.generate(prompts))
+    generations = ours.last_generations
+
+    per_item = [abs(a[0] - b[0]) for a, b in zip(ours_ll, theirs_ll)]
+    per_token = max(d / n for d, n in zip(per_item, cont_lens))
+    greedy_agree = sum(a[1] == b[1] for a, b in zip(ours_ll, theirs_ll))
+    gen_tokens = sum(len(g.token_ids) for g in generations)
+    stopped = sum(g.finish_reason == "stop" for g in generations)
+    mismatched = [i for i, (a, b) in enumerate(zip(ours_text, theirs_text)) if a != b]
+    ties = {i: divergence(model, chat, prompts[i], generations[i].token_ids, theirs_text[i]) for i in mismatched}
+    unexplained = [i for i, (_, gap) in ties.items() if gap is None or gap > args.tie_gap]
+
+    device = torch.cuda.get_device_name() if args.device == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+    n_params = sum(p.numel() for p in model.parameters())
+    print(
+        f"{directory.name}: {n_params / 1e6:.1f}M parameters, vocabulary {len(chat.tokenizer)}, {args.dtype}"
+        f"{', TF32 off' if args.device == 'cuda' else ''}, {device}; torch {torch.__version__}, lm-eval "
+        f"{lm_eval.__version__}; {args.items} items, batch {args.batch_size} on both sides"
+    )
+    print(
+        f"log-likelihood items: contexts {min(ctx_lens)}-{max(ctx_lens)} tokens (median "
+        f"{statistics.median(ctx_lens):.0f}), continuations {min(cont_lens)}-{max(cont_lens)} (median "
+        f"{statistics.median(cont_lens):.0f}); token ids identical on both sides for {same_pairs} of {len(pairs)} "
+        f"pairs and {same_prompts} of {len(prompts)} prompts"
+    )
+    print(
+        f"scores: max |Δ summed log-prob| {max(per_item):.1e}, per scored token {per_token:.1e}; is_greedy "
+        f"agrees for {greedy_agree} of {len(pairs)} ({sum(b[1] for b in theirs_ll)} greedy per lm-eval)"
+    )
+    print(
+        f"generation: text identical for {len(prompts) - len(mismatched)} of {len(prompts)} prompts; "
+        f"{gen_tokens} new tokens, {stopped} prompts stopped at end of turn, the rest at {args.max_new_tokens}"
+    )
+    for i, (step, gap) in ties.items():
+        if gap is None:
+            print(f"  prompt {i}: lm-eval's text goes on after our {step} tokens ({generations[i].finish_reason})")
+        else:
+            verdict = "a near-tie: rounding picks either token" if gap <= args.tie_gap else "NOT a near-tie"
+            print(f"  prompt {i} diverges at step {step}: top-2 logit gap {gap:.1e} ({verdict})")
+    print()
+    print("| phase | implementation | items | tokens | s | items/s | tokens/s | vs lm-eval |")
+    print("|---|---|---|---|---|---|---|---|")
+    batch = f"batch {args.batch_size}"
+    print(rate_row("log-likelihood", f"lm-eval HFLM ({batch})", len(pairs), score_tokens, t_theirs_ll, t_theirs_ll))
+    print(rate_row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
+    print(
+        rate_row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen, t_theirs_gen)
+    )
+    print(rate_row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
+    print()
+
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "checkpoint": str(directory),
+                    "parameters": n_params,
+                    "device": device,
+                    "dtype": args.dtype,
+                    "torch": torch.__version__,
+                    "lm_eval": lm_eval.__version__,
+                    "items": args.items,
+                    "batch_size": args.batch_size,
+                    "max_new_tokens": args.max_new_tokens,
+                    "repeats": args.repeats,
+                    "loglikelihood": {
+                        "tokens": score_tokens,
+                        "ours_s": t_ours_ll,
+                        "lm_eval_s": t_theirs_ll,
+                        "speedup": t_theirs_ll / t_ours_ll,
+                        "max_abs_diff": max(per_item),
+                        "max_abs_diff_per_token": per_token,
+                        "is_greedy_agree": greedy_agree,
+                    },
+                    "generation": {
+                        "new_tokens": gen_tokens,
+                        "ours_s": t_ours_gen,
+                        "lm_eval_s": t_theirs_gen,
+                        "speedup": t_theirs_gen / t_ours_gen,
+                        "identical": len(prompts) - len(mismatched),
+                        "divergences": {str(i): {"step": s, "top2_gap": g} for i, (s, g) in ties.items()},
+                    },
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    if args.dtype != "float32":
+        print(f"{args.dtype}: agreement is reported, not checked (it is asserted in float32)")
+        return 0
+    assert per_token <= PER_TOKEN_TOLERANCE, f"our scores differ from lm-eval's by {per_token:.2e} per token"
+    assert greedy_agree == len(pairs), f"is_greedy differs for {len(pairs) - greedy_agree} items"
+    assert not unexplained, f"our generations differ from lm-eval's for items {unexplained[:10]}"
+    print(
+        f"same scores: within {PER_TOKEN_TOLERANCE:g} per scored token, is_greedy equal, generated text equal"
+        f"{' (or diverging at a near-tie, listed above)' if ties else ''}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

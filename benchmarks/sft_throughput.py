@@ -1,0 +1,200 @@
+"""train_sft.py's steps on a named shape with fresh random weights, and a profile of where the time goes.
+
+The optimizer steps are the trainer's own (its flags, data, loss, FSDP2 sharding, loop and
+metrics.jsonl); only the start differs. Instead of reading a checkpoint, every rank draws the
+same random weights on its GPU and shards them: for a multi-billion-parameter shape,
+init_model.py's CPU initialisation, the checkpoint write, its hash and the rank-0 read and
+broadcast cost minutes that say nothing about step speed, and nothing is saved at the end.
+
+With --profile-steps N the last N steps run under torch.profiler (rank 0, one profiler warm-up
+step before them) and their GPU time is printed by kernel category and by op; the steps before
+are the timed ones. The summary line gives medians over steps --timed-from .. the last unprofiled
+step: tokens/s/GPU, MFU on active parameters, peak memory and the loss first -> last.
+
+Run as (repository root, PYTHONPATH=workflow/scripts; any launcher that train_sft.py accepts):
+    accelerate launch --config_file workflow/accelerate/fsdp2.yaml --num_processes 2 \
+        benchmarks/sft_throughput.py --family qwen3_moe --size card_experts_4l --tokenizer OUT/tokenizer \
+        --profile-steps 2 --data rows.jsonl --steps 12 --global-batch-rows 128 --packing --metrics m.jsonl
+The flags not listed by --help are train_sft.py's (its --init and --out are filled in and unused).
+A SIGTERM stops the ranks after the step that runs, and the steps done are summarised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+import train_sft
+from lineage.chat import load_bundle
+from lineage.modeling import SHAPES, build_config, count_params
+from lineage.training import dist as tdist
+from lineage.training.data import BatchPlan
+from lineage.training.fsdp import enable_activation_checkpointing, shard
+from lineage.training.loop import train
+from lineage.training.optim import build_optimizer
+from lineage.training.preemption import Preempted
+
+# Kernel name -> category; the first match wins. NCCL runs on its own stream, overlapping the rest.
+CATEGORIES = (
+    ("communication (NCCL)", r"nccl"),
+    ("attention", r"flash|fmha|attention|attn"),
+    ("grouped GEMM (experts)", r"grouped|GroupProblemShape|group_gemm"),
+    ("GEMM", r"gemm|cutlass|xmma|nvjet|cublas|matmul|splitK"),
+    ("optimizer and grad norm (foreach)", r"multi_tensor|adam|foreach"),
+    ("reductions, sort, scatter/gather", r"reduce|sort|scatter|gather|index|histc|cumsum|radix|topk"),
+)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--family", required=True, choices=sorted({f for f, _ in SHAPES}))
+    parser.add_argument("--size", required=True, choices=sorted({s for _, s in SHAPES}))
+    parser.add_argument("--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py")
+    parser.add_argument("--init-seed", type=int, default=1234, help="seed of the random weights")
+    parser.add_argument("--profile-steps", type=int, default=0, help="profile the last N steps (0 = no profile)")
+    parser.add_argument("--profile-rows", type=int, default=20, help="ops listed in the profile table")
+    parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
+    parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
+    own, rest = parser.parse_known_args(argv)
+    rest = [a for a in rest if a != "--"]
+    args = train_sft.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused", *rest])
+    if own.profile_steps and own.profile_steps + 2 > args.steps:
+        parser.error(f"--profile-steps {own.profile_steps} needs --steps >= {own.profile_steps + 2}")
+    return own, args
+
+
+def random_sharded_model(config, env, args, seed: int) -> torch.nn.Module:
+    """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
+    config.use_cache = False
+    options = {"attn_implementation": args.packed_attention} if args.packing else {}
+    if args.packing and args.packed_attention not in ("sdpa", "flex_attention"):  # registered by the trainer
+        from lineage.training import varlen_attention
+
+        varlen_attention.register()
+    torch.manual_seed(seed)
+    with env.device:
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
+    if args.activation_checkpointing:
+        enable_activation_checkpointing(model)
+    shard(model, env, args.precision, args.compile)
+    model.train()
+    if env.device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(env.device)  # the unsharded draw is not the training peak
+    return model
+
+
+def step_profiler(env, profiled_from: int, steps: int) -> torch.profiler.profile:
+    """Records 1-based steps profiled_from.. (`steps` of them) after one warm-up step; prof.step() at each start."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if env.device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    schedule = torch.profiler.schedule(wait=profiled_from - 2, warmup=1, active=steps, repeat=1)
+    return torch.profiler.profile(activities=activities, schedule=schedule)
+
+
+def category(kernel: str) -> str:
+    return next((name for name, pattern in CATEGORIES if re.search(pattern, kernel, re.I)), "other elementwise")
+
+
+def profile_tables(prof, steps: int, rows: int, wall_s: float) -> str:
+    """GPU time per profiled step by kernel category, then the ops that launched the most of it."""
+    events = prof.key_averages()
+    on_gpu = any(e.self_device_time_total > 0 for e in events)
+    attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
+    kernels = [e for e in events if on_gpu and e.device_type == torch.autograd.DeviceType.CUDA]
+    ops = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU and getattr(e, attr) > 0
+           and not e.key.startswith("ProfilerStep")]
+    by_category: dict[str, float] = {}
+    for e in kernels:
+        by_category[category(e.key)] = by_category.get(category(e.key), 0.0) + e.self_device_time_total
+    busy = sum(v for k, v in by_category.items() if not k.startswith("communication"))
+    lines = [f"profile: {steps} steps on rank 0, {1e3 * wall_s / steps:,.0f} ms wall per step"]
+    if on_gpu:
+        lines += [f"GPU kernels (not NCCL) busy {busy / 1e3 / steps:,.0f} ms per step "
+                  f"({100 * busy / 1e6 / wall_s:.0f}% of wall); NCCL kernels run alongside on their own stream",
+                  "", "| kernel category | ms/step | % of non-NCCL kernel time |", "|---|---|---|"]
+        for name, us in sorted(by_category.items(), key=lambda kv: -kv[1]):
+            share = "-" if name.startswith("communication") else f"{100 * us / max(busy, 1):.1f}%"
+            lines.append(f"| {name} | {us / 1e3 / steps:,.1f} | {share} |")
+    total = sum(getattr(e, attr) for e in ops) or 1
+    lines += ["", f"| op ({'self GPU' if on_gpu else 'self CPU'} time) | calls/step | ms/step | % |",
+              "|---|---|---|---|"]
+    for e in sorted(ops, key=lambda e: -getattr(e, attr))[:rows]:
+        lines.append(f"| {e.key[:70]} | {e.count / steps:,.0f} | {getattr(e, attr) / 1e3 / steps:,.1f} | "
+                     f"{100 * getattr(e, attr) / total:.1f}% |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict], first: int, last: int, world_size: int, label: str) -> str:
+    timed = [r for r in rows if first <= r["step"] <= last] or rows
+    tps = statistics.median(r["tok_per_s"] for r in timed) / world_size
+    mfus = [r["mfu"] for r in timed if r.get("mfu") is not None]
+    mfu = f"{100 * statistics.median(mfus):.1f}%" if mfus else "n/a"
+    mems = [r["peak_mem_gib"] for r in rows if r.get("peak_mem_gib") is not None]
+    mem = f"{max(mems):.1f} GiB/GPU" if mems else "n/a"
+    step_s = statistics.median(r["step_time_s"] for r in timed)
+    return (f"summary {label}: steps {timed[0]['step']}-{timed[-1]['step']} of {len(rows)} | "
+            f"loss {rows[0]['loss']:.3f} -> {rows[-1]['loss']:.3f} | tokens/s/GPU {tps:,.0f} | MFU {mfu} | "
+            f"step {step_s:.2f} s | peak {mem}")
+
+
+def main(own, args) -> int:
+    env = tdist.init_distributed(args.device)
+    try:
+        plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
+        tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
+        config = build_config(own.family, own.size, tokenizer)
+        if args.packing and config.model_type not in train_sft.PACKABLE_MODEL_TYPES:
+            raise ValueError(f"--packing is not supported for {config.model_type!r} models; drop --packing")
+        step_data, _, _ = train_sft.prepare_data(args, env, plan, tokenizer, load_bundle(own.tokenizer))
+        model = random_sharded_model(config, env, args, own.init_seed)
+        total, active = count_params(model)
+        tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {total:,} parameters "
+                     f"({active:,} active), random init on {env.device}, world size {env.world_size}, {args.precision}")
+        optimizer = build_optimizer(model, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay,
+                                    eps=args.adam_eps)
+        profiled_from = args.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
+        if not env.is_main:
+            own.profile_steps = 0
+        prof = step_profiler(env, profiled_from, own.profile_steps) if own.profile_steps else contextlib.nullcontext()
+
+        with prof:
+            def data(step: int):
+                if step > 0 and own.profile_steps:
+                    prof.step()  # step boundaries of the schedule are the optimizer steps
+                return step_data(step)
+
+            try:
+                train(args, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(args), stat_names=(),
+                      active_params=active, recipe_hash="benchmark")
+            except Preempted as stop:  # SIGTERM from a time limit: report the steps that ran
+                tdist.print0(f"stopped early: {stop}")
+                own.profile_steps = 0
+            if own.profile_steps:
+                prof.step()  # closes the window that ends at the last step
+        rows = []
+        if env.is_main and args.metrics and Path(args.metrics).is_file():
+            rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
+        if rows:
+            last = profiled_from - 2 if own.profile_steps else args.steps  # the profiler's warm-up step is not timed
+            print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}"), flush=True)
+            if own.profile_steps:
+                wall = sum(r["step_time_s"] for r in rows if r["step"] >= profiled_from)
+                print(profile_tables(prof, own.profile_steps, own.profile_rows, wall), flush=True)
+                if own.trace:
+                    prof.export_chrome_trace(str(own.trace))
+    finally:
+        tdist.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*parse_args()))
