@@ -93,7 +93,7 @@ rule html_report:
             f"{AUDIT}/lineage.html",
             f"{AUDIT}/rulegraph.svg",
             f"{DATA}/audit.html",
-            *([f"{DATA}/verifier_audit.md"] if STAGE1_BUILT else []),
+            *([f"{DATA}/verifier_audit.md"] if VERIFIER_ROUNDS else []),
         ],
     output:
         f"{AUDIT}/report.html",

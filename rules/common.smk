@@ -52,14 +52,28 @@ def one_of(names):
     return "|".join(names) if names else "(?!x)x"
 
 
+def ancestry(name):
+    """The run and every run it descends from."""
+    return {name}.union(*(ancestry(p) for p in RUNS[name].get("parents", [])))
+
+
 STAGE1_FROM = SCALE_CFG["stage1"]["from"]
 STAGE1_BUILT = (
     STAGE1_FROM != "external"
 )  # by the chain base -> stage1_sft -> dpo1 -> ... -> STAGE1_FROM
+# The chain's runs up to STAGE1_FROM: the part of the chain that is in the lineage.
+STAGE1_CHAIN = ancestry(STAGE1_FROM) if STAGE1_BUILT else set()
 BASE_BUILT = SCALE_CFG["base"]["build"]
-TABLE_RUNS = (config["eval_table"].get("chain", []) if STAGE1_BUILT else []) + config[
-    "eval_table"
-]["columns"]
+TABLE_RUNS = [
+    name for name in config["eval_table"].get("chain", []) if name in STAGE1_CHAIN
+] + config["eval_table"]["columns"]
+# Verifier rounds that a run of the built chain trains on (none when the chain stops before them).
+VERIFIER_ROUNDS = [
+    name
+    for name, spec in DATASETS.items()
+    if spec["kind"] == "verifier_pairs"
+    and any(name in RUNS[run].get("data", []) for run in STAGE1_CHAIN)
+]
 
 SFT_RUNS = runs_of("sft")
 DPO_RUNS = runs_of("dpo")
@@ -75,10 +89,10 @@ def descends_from_base(name):
     )
 
 
-# The chain's runs are built only when Stage 1 comes from it; otherwise no target asks for them.
+# The chain's runs are built only up to Stage 1, and only when Stage 1 comes from the chain.
 CHAIN_RUNS = [name for name in RUNS if descends_from_base(name)]
 LINEAGE_RUNS = [
-    name for name in PUBLISHED_RUNS if STAGE1_BUILT or name not in CHAIN_RUNS
+    name for name in PUBLISHED_RUNS if name not in CHAIN_RUNS or name in STAGE1_CHAIN
 ]
 REJECTED_RUNS = [name for name, run in RUNS.items() if run.get("rejected", False)]
 

@@ -95,13 +95,9 @@ rule verifier_pairs:
 
 
 rule verifier_audit:
-    """Acceptance rates of every verifier round, per prompt type."""
+    """Acceptance rates of the lineage's verifier rounds, per prompt type."""
     input:
-        stats=[
-            f"{DATA}/verifier/{n}.json"
-            for n, d in DATASETS.items()
-            if d["kind"] == "verifier_pairs"
-        ],
+        stats=[f"{DATA}/verifier/{name}.json" for name in VERIFIER_ROUNDS],
         code="workflow/scripts/verifier_audit.py",
     output:
         json=f"{DATA}/verifier_audit.json",

@@ -8,7 +8,7 @@ rule all:
         f"{OUT}/eval_table_ablations.tsv",
         data_targets(),
         f"{OUT}/audit/lineage.html",
-        [f"{DATA}/verifier_audit.md"] if STAGE1_BUILT else [],
+        [f"{DATA}/verifier_audit.md"] if VERIFIER_ROUNDS else [],
 
 
 rule data:

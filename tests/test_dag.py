@@ -105,3 +105,14 @@ def test_an_external_stage1_plans_no_chain_run(fresh, tmp_path):
     assert jobs["train_sft"] == 3 and jobs["soup"] == 2
     assert not {"train_dpo", "verifier_pairs", "init_model"} & set(jobs), jobs
     assert jobs["eval_run"] == 5  # the card's columns only
+
+
+def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):
+    """`stage1.from: dpo1` builds base -> stage1_sft -> dpo1 and nothing of the later rounds, audit included."""
+    overlay = tmp_path / "dpo1.yaml"
+    overlay.write_text("scales:\n  embedded:\n    stage1:\n      from: dpo1\n")
+    audit = planned_jobs("audit", "--configfile", str(overlay), cwd=fresh)
+    assert audit["train_dpo"] == 1 and audit["train_sft"] == 4, audit  # dpo1; stage1_sft, sftw2, sftw4, sftwF
+    everything = planned_jobs("all", "--configfile", str(overlay), cwd=fresh)
+    for jobs in (audit, everything):
+        assert not {"verifier_pairs", "verifier_audit"} & set(jobs), jobs

@@ -79,7 +79,7 @@ def job_ids() -> set[str]:
 def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
     snakemake("soupF2_eval", *PROFILE, cwd=workdir, timeout=1800)
     submitted = submitted_since(set())
-    chain = ("init_model:", "train_sft:stage1_sft", "train_dpo:dpo1")  # QUICK's Stage 1 is dpo1
+    chain = ("init_model", "train_sft:stage1_sft", "train_dpo:dpo1")  # QUICK's Stage 1 is dpo1
     for job in (*chain, "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
         assert job in submitted, (job, submitted)
     assert not any(j.startswith(("verifier_pairs", "train_dpo:dpo2")) for j in submitted)  # past QUICK's Stage 1
