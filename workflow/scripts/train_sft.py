@@ -51,6 +51,7 @@ from lineage.training import varlen_attention
 
 
 # Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
+PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
 PACKABLE_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 
 
@@ -103,6 +104,16 @@ def check_speed_args(args) -> None:
         raise ValueError(f"--ce-chunk-tokens must be 0 (off) or positive, got {args.ce_chunk_tokens}")
 
 
+def longest_packed_row(args) -> int:
+    """A bound on the longest row of a pack: --max-length, or the padding tail (under PACK_MULTIPLE).
+
+    The varlen kernel launches work for this many positions of every row and skips what lies past
+    a row's end, so the pack length (up to 32k) would cost it 8x the blocks of a 4k bound. One
+    fixed value keeps compiled blocks from specialising on it.
+    """
+    return min(args.pack_tokens, max(args.max_length, PACK_MULTIPLE))
+
+
 def check_packable(init) -> None:
     """Packed rows are kept apart only by the attention mask: refuse models that mix tokens otherwise."""
     model_type = AutoConfig.from_pretrained(init).model_type
@@ -146,8 +157,8 @@ def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
     )
     lengths = [len(r.input_ids) for r in rows]
     # FlexAttention compiles its block mask per shape: packs keep one length. Elsewhere a pack ends
-    # soon after its last row (a multiple of 256 tokens, so compiled blocks see few shapes).
-    pack_multiple = None if args.packed_attention == "flex_attention" else 256
+    # soon after its last row (a multiple of PACK_MULTIPLE tokens, so compiled blocks see few shapes).
+    pack_multiple = None if args.packed_attention == "flex_attention" else PACK_MULTIPLE
 
     def step_data(step: int) -> StepData:
         if args.packing:
@@ -174,9 +185,9 @@ def sft_loss(args):
     def loss_fn(model, micro):
         inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
         if args.packing and args.packed_attention == varlen_attention.NAME:
-            # the row boundaries, passed through to every attention layer; the pack length bounds a row
+            # the row boundaries, passed through to every attention layer, and a bound on a row's length
             inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
-            inputs |= dict(max_length_q=args.pack_tokens, max_length_k=args.pack_tokens)
+            inputs |= dict(max_length_q=longest_packed_row(args), max_length_k=longest_packed_row(args))
         logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
         if args.ce_chunk_tokens:
             return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
