@@ -31,6 +31,7 @@ from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
+from lineage.training import varlen_attention
 from lineage.training.config import add_training_args, check_args, recipe_hash
 from lineage.training.state import discard_states
 from lineage.training.data import (
@@ -47,11 +48,10 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import chunked_token_loss_sum, token_loss_sum, trained_token_count
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
-from lineage.training import varlen_attention
 
 
-# Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
 PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
+# Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
 PACKABLE_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 
 
