@@ -95,12 +95,18 @@ def timed(fn, device: str):
 
 
 @torch.inference_mode()
+def top2_gap(model, ids: list[int]) -> float:
+    """Gap between the two largest next-token logits after `ids` (one row, no cache): a near-tie
+    is where batched and one-at-a-time greedy decoding may rightly part."""
+    tensor = torch.tensor([ids], device=next(model.parameters()).device)
+    top = model(input_ids=tensor, use_cache=False).logits[0, -1].float().topk(2).values
+    return float(top[0] - top[1])
+
+
 def divergence(model, prompt, a, b) -> tuple[int, float]:
     """(first step where two greedy outputs differ, top-2 logit gap of the one-at-a-time forward there)."""
     step = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    ids = torch.tensor([list(prompt) + list(a[:step])], device=next(model.parameters()).device)
-    top = model(input_ids=ids, use_cache=False).logits[0, -1].float().topk(2).values
-    return step, float(top[0] - top[1])
+    return step, top2_gap(model, list(prompt) + list(a[:step]))
 
 
 def row(phase, mode, items, tokens, seconds, baseline=None):

@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from eval import timed  # noqa: E402  (benchmarks/eval.py)
+from eval import row, timed, top2_gap  # noqa: E402  (benchmarks/eval.py)
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
@@ -165,7 +165,6 @@ def same_token_ids(chat: ChatRenderer, theirs: LmEval, pairs, prompts) -> tuple[
     return same_pairs, sum(chat.encode(p) == theirs.lm.tok_encode(p) for p in prompts)
 
 
-@torch.inference_mode()
 def divergence(model, chat: ChatRenderer, prompt: str, ours: tuple[int, ...], theirs: str) -> tuple[int, float | None]:
     """(first of our tokens whose text leaves lm-eval's output, top-2 logit gap of a one-row forward there).
 
@@ -178,9 +177,7 @@ def divergence(model, chat: ChatRenderer, prompt: str, ours: tuple[int, ...], th
     )
     if step == len(ours):
         return step, None
-    ids = torch.tensor([chat.encode(prompt) + list(ours[:step])], device=next(model.parameters()).device)
-    top = model(input_ids=ids, use_cache=False).logits[0, -1].float().topk(2).values
-    return step, float(top[0] - top[1])
+    return step, top2_gap(model, chat.encode(prompt) + list(ours[:step]))
 
 
 def fastest(label: str, fn, device: str, repeats: int):
@@ -192,13 +189,6 @@ def fastest(label: str, fn, device: str, repeats: int):
         if best is None or seconds < best[1]:
             best = (out, seconds)
     return best
-
-
-def rate_row(phase, side, items, tokens, seconds, reference):
-    return (
-        f"| {phase} | {side} | {items} | {tokens} | {seconds:.2f} | {items / seconds:.2f} | "
-        f"{tokens / seconds:,.1f} | {reference / seconds:.2f}x |"
-    )
 
 
 def parse_args(argv=None):
@@ -309,12 +299,10 @@ def main(argv=None) -> int:
     print("| phase | implementation | items | tokens | s | items/s | tokens/s | vs lm-eval |")
     print("|---|---|---|---|---|---|---|---|")
     batch = f"batch {args.batch_size}"
-    print(rate_row("log-likelihood", f"lm-eval HFLM ({batch})", len(pairs), score_tokens, t_theirs_ll, t_theirs_ll))
-    print(rate_row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
-    print(
-        rate_row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen, t_theirs_gen)
-    )
-    print(rate_row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
+    print(row("log-likelihood", f"lm-eval HFLM ({batch})", len(pairs), score_tokens, t_theirs_ll))
+    print(row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
+    print(row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen))
+    print(row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
     print()
 
     if args.json:
