@@ -74,11 +74,8 @@ def parse_args(argv=None):
 def random_sharded_model(config, env, args, seed: int) -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
     config.use_cache = False
-    options = {"attn_implementation": args.packed_attention} if args.packing else {}
-    if args.packing and args.packed_attention not in ("sdpa", "flex_attention"):  # registered by the trainer
-        from lineage.training import varlen_attention
-
-        varlen_attention.register()
+    implementation = train_sft.attention_implementation(args)
+    options = {} if implementation is None else {"attn_implementation": implementation}
     torch.manual_seed(seed)
     with env.device:
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)

@@ -98,7 +98,7 @@ def check_speed_args(args) -> None:
             raise ValueError(
                 f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a longest row would not fit"
             )
-    if args.packing and args.packed_attention == varlen_attention.NAME and args.device == "cpu":
+    if args.packed_attention == varlen_attention.NAME and args.device == "cpu":
         raise ValueError("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
     if args.ce_chunk_tokens < 0:
         raise ValueError(f"--ce-chunk-tokens must be 0 (off) or positive, got {args.ce_chunk_tokens}")
@@ -112,6 +112,15 @@ def longest_packed_row(args) -> int:
     fixed value keeps compiled blocks from specialising on it.
     """
     return min(args.pack_tokens, max(args.max_length, PACK_MULTIPLE))
+
+
+def attention_implementation(args) -> str | None:
+    """The attn_implementation to build the model with (None: transformers' default for it)."""
+    if not args.packing:
+        return None
+    if args.packed_attention == varlen_attention.NAME:
+        varlen_attention.register()
+    return args.packed_attention
 
 
 def check_packable(init) -> None:
@@ -182,12 +191,14 @@ def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
 def sft_loss(args):
     """loss_fn(model, micro) for the loop: summed cross-entropy of the labelled tokens."""
 
+    varlen = args.packed_attention == varlen_attention.NAME
+    longest = longest_packed_row(args) if varlen else None
+
     def loss_fn(model, micro):
         inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
-        if args.packing and args.packed_attention == varlen_attention.NAME:
-            # the row boundaries, passed through to every attention layer, and a bound on a row's length
+        if varlen:  # the row boundaries, passed through to every attention layer, and a bound on a row's length
             inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
-            inputs |= dict(max_length_q=longest_packed_row(args), max_length_k=longest_packed_row(args))
+            inputs |= dict(max_length_q=longest, max_length_k=longest)
         logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
         if args.ce_chunk_tokens:
             return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
@@ -211,14 +222,12 @@ def main(args) -> int:
         loss_fn = sft_loss(args)
 
         # Model and optimizer
-        if args.packing and args.packed_attention == varlen_attention.NAME:
-            varlen_attention.register()
         model = load_sharded_model(
             args.init,
             env,
             precision=args.precision,
             activation_checkpointing=args.activation_checkpointing,
-            attn_implementation=args.packed_attention if args.packing else None,
+            attn_implementation=attention_implementation(args),
             compile_blocks=args.compile,
         )
         total, active = count_params(model)

@@ -10,6 +10,7 @@ attention layer unchanged. CUDA only (the kernel is FlashAttention's).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 
@@ -18,6 +19,7 @@ import torch
 NAME = "varlen"
 
 
+@functools.cache  # looked up once, not in every attention layer of every micro-batch
 def _kernel():
     try:
         from torch.nn.attention.varlen import varlen_attn
@@ -25,7 +27,7 @@ def _kernel():
         raise RuntimeError(
             f"--packed-attention varlen needs torch >= 2.9 (torch.nn.attention.varlen); this is torch {torch.__version__}"
         ) from error
-    return varlen_attn, set(inspect.signature(varlen_attn).parameters)
+    return varlen_attn, frozenset(inspect.signature(varlen_attn).parameters)
 
 
 def varlen_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
