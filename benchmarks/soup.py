@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -126,11 +127,13 @@ def warm(files: list[Path]) -> None:
 
 def commands(method: str, a: Path, b: Path, out: Path, mergekit: str | None) -> list[str]:
     """The process each method runs; `out` is an empty directory it may fill."""
+    # the shell only redirects; every path is quoted (--workdir may hold spaces or shell characters)
     if method == "read":  # the floor of any soup: read both parents once, write nothing
-        return ["sh", "-c", f"cat {' '.join(map(str, shards(a) + shards(b)))} > /dev/null"]
+        return ["sh", "-c", f"{shlex.join(['cat', *map(str, shards(a) + shards(b))])} > /dev/null"]
     if method == "copy":
-        script = (f"cat {' '.join(map(str, shards(a)))} > {out}/copy.bin && "
-                  f"cat {' '.join(map(str, shards(b)))} > /dev/null && sync {out}/copy.bin")
+        copy = shlex.quote(str(out / "copy.bin"))
+        script = (f"{shlex.join(['cat', *map(str, shards(a))])} > {copy} && "
+                  f"{shlex.join(['cat', *map(str, shards(b))])} > /dev/null && sync {copy}")
         return ["sh", "-c", script]
     if method == "copy+sha256":
         return [sys.executable, __file__, "--copy-sha256", str(a), str(b), str(out / "copy+sha256")]
