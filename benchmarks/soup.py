@@ -5,8 +5,10 @@ then each method runs as its own process, timed (wall) and measured (peak RSS) b
 /usr/bin/time, with the page cache warm (parents read just before) and cold (dropped just
 before). The read (both parents to /dev/null) is the floor of any soup; the copy is the floor any
 soup that writes pays: each parent shard read once, one parent's
-bytes written and fsynced, as the soup fsyncs its output. Everything is written under
---workdir, never in the repository.
+bytes written and fsynced, as the soup fsyncs its output (mergekit, which leaves its output in
+the page cache, is timed up to a `sync` of it too). `ours` checks the parents' shards by their
+recorded size and mtime (the soup's default), `ours-content` re-hashes every byte of them.
+Everything is written under --workdir, never in the repository.
 
 Run as:
     .venv/bin/python benchmarks/soup.py --mergekit-bin /tmp/mk-venv/bin/mergekit-yaml     # two ~1.5B parents
@@ -39,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-METHODS = ("read", "copy", "copy+sha256", "naive", "ours", "mergekit")
+METHODS = ("read", "copy", "copy+sha256", "naive", "ours", "ours-content", "mergekit")
 # A TinyLlama-like block (hidden 2048, MLP 5632, 32 heads, 4 KV heads, vocab 32000); layers set the size.
 SHAPE = dict(hidden_size=2048, intermediate_size=5632, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000)
 
@@ -71,7 +73,8 @@ def llama_config(params: int | None, hidden: int | None = None, layers: int | No
 
 
 def make_parents(directory: Path, config, shard_bytes: int) -> list[Path]:
-    """Two parents with random weights (seeds 1 and 2) and one shared root; reused when present."""
+    """Two parents with random weights (seeds 1 and 2) and one shared root; reused when present
+    (and rewritten when their lineage.json predates recorded file sizes and times)."""
     import torch
     from transformers import LlamaForCausalLM
 
@@ -85,7 +88,7 @@ def make_parents(directory: Path, config, shard_bytes: int) -> list[Path]:
     for seed, name in ((1, "parentA"), (2, "parentB")):
         target = directory / name
         parents.append(target)
-        if (target / "lineage.json").is_file():
+        if (target / "lineage.json").is_file() and "file_stats" in json.loads((target / "lineage.json").read_text()):
             continue
         shutil.rmtree(target, ignore_errors=True)
         generator = torch.Generator().manual_seed(seed)
@@ -139,16 +142,19 @@ def commands(method: str, a: Path, b: Path, out: Path, mergekit: str | None) -> 
         return [sys.executable, __file__, "--copy-sha256", str(a), str(b), str(out / "copy+sha256")]
     if method == "naive":
         return [sys.executable, __file__, "--naive-soup", str(a), str(b), str(out / "naive")]
-    if method == "ours":
+    if method in ("ours", "ours-content"):  # parent shards verified by recorded size and mtime, or by every byte
         return [sys.executable, str(REPO / "workflow" / "scripts" / "soup.py"), "--parent", f"a={a}", "--parent",
-                f"b={b}", "--run", "bench", "--out", str(out / "ours"), "--no-progress", "--max-shard-bytes", "1GiB"]
+                f"b={b}", "--run", "bench", "--out", str(out / method), "--no-progress", "--max-shard-bytes", "1GiB",
+                "--verify", "content" if method == "ours-content" else "stat"]
     config = out / "mergekit.yml"
     config.write_text(
         f"models:\n  - model: {a}\n    parameters: {{weight: 0.5}}\n  - model: {b}\n    parameters: {{weight: 0.5}}\n"
         "merge_method: linear\ndtype: float32\nout_dtype: bfloat16\n"
     )
-    return [mergekit, str(config), str(out / "mergekit"), "--lazy-unpickle", "--no-copy-tokenizer", "--quiet",
-            "--out-shard-size", "1B", "--no-write-model-card"]
+    merge = shlex.join([mergekit, str(config), str(out / "mergekit"), "--lazy-unpickle", "--no-copy-tokenizer",
+                        "--quiet", "--out-shard-size", "1B", "--no-write-model-card"])
+    # mergekit leaves its output in the page cache; like copy and ours, it is timed until the output is on disk
+    return ["sh", "-c", f"{merge} && sync {shlex.quote(str(out / 'mergekit'))}/*.safetensors"]
 
 
 def measure(command: list[str], log: Path) -> tuple[float, int, float]:
@@ -268,12 +274,12 @@ def run_size(label: str, config, args, report: list[dict]) -> None:
                 wall, rss, cpu = measure(commands(method, a, b, out, args.mergekit_bin), out.with_suffix(".log"))
                 check = check_output(method, out, a, b) if repeat == 0 and cache == args.cache[0] else None
                 phases = None
-                if method == "ours":
-                    phases = json.loads((out / "ours" / "lineage.json").read_text())["phase_s"]
+                if method.startswith("ours"):
+                    phases = json.loads((out / method / "lineage.json").read_text())["phase_s"]
                 report.append(dict(size=label, parent_bytes=size, params=_params(a), cache=cache, cache_method=how,
                                    method=method, repeat=repeat, wall_s=wall, rss_bytes=rss, cpu_s=cpu, load=load,
                                    check=check, phases=phases))
-                print(f"  {cache:4} {method:8} #{repeat}: {wall:7.2f} s, CPU {cpu:7.2f} s, "
+                print(f"  {cache:4} {method:12} #{repeat}: {wall:7.2f} s, CPU {cpu:7.2f} s, "
                       f"peak RSS {rss / 2**30:6.2f} GiB, "
                       f"load before {load:.1f}"
                       + (f", {check}" if check else "") + (f", phases {phases}" if phases else ""), flush=True)
@@ -322,15 +328,16 @@ def table(report: list[dict]) -> str:
     if phased:
         lines += ["", "Where our soup's time goes (median s; the rest of the wall time is interpreter start, "
                   "imports, the final fsync and exit):", "",
-                  "| parents | cache | checks (+ small files' sha256) | average (read, verify parents, compute, "
-                  "write, hash output) | rest |",
-                  "|---|---|---|---|---|"]
+                  "| parents | cache | method | checks (+ small files' sha256) | average (read, verify parents, "
+                  "compute, write, hash output) | rest |",
+                  "|---|---|---|---|---|---|"]
         for (size, cache, method), rows in groups.items():
-            if method != "ours":
+            if not method.startswith("ours"):
                 continue
             med = {k: statistics.median(r["phases"][k] for r in rows) for k in rows[0]["phases"]}
             rest = statistics.median(r["wall_s"] - sum(r["phases"].values()) for r in rows)
-            lines.append(f"| {size} | {cache} | {med['check']:.2f} | {med['average_and_verify']:.2f} | {rest:.2f} |")
+            lines.append(f"| {size} | {cache} | {method} | {med['check']:.2f} | {med['average_and_verify']:.2f} | "
+                         f"{rest:.2f} |")
     sizes = list(dict.fromkeys(r["size"] for r in report))
     methods = [m for m in METHODS if any(r["method"] == m for r in report)]
     if len(sizes) > 1:

@@ -33,6 +33,7 @@ rule soup:
                 [1 / len(RUNS[wc.run]["parents"])] * len(RUNS[wc.run]["parents"]),
             )
         ),
+        verify=config["recipe"].get("soup_verify", "stat"),
     shell:
         "python workflow/scripts/soup.py --run {wildcards.run} {params.parents}"
-        " --weights {params.weights} --out {output.model} > {log} 2>&1"
+        " --weights {params.weights} --verify {params.verify} --out {output.model} > {log} 2>&1"

@@ -19,6 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
@@ -43,6 +44,7 @@ from lineage.shards import (
     _ShardStream,
     iter_shard_tensors,
     shard_files,
+    shown_dtype,
     write_safetensors,
 )
 from lineage.soup import SoupError, make_soup, trace_root
@@ -123,6 +125,40 @@ def runs(tmp_path, stage1, companions):
 
 # --------------------------------------------------------------------------------------------
 # The average
+
+ROUNDED_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F8_E4M3": torch.float8_e4m3fn,
+                  "F8_E5M2": torch.float8_e5m2, "F32": torch.float32}
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDED_DTYPES))
+def test_numpy_average_rounds_exactly_as_torch_over_every_bit_pattern(name):
+    """Every value the dtype can hold (2^16 for the 16-bit types, 2^20 random patterns of fp32,
+    all pairs for fp8), subnormals, infinities and the overflow edge included."""
+    dtype, wide = ROUNDED_DTYPES[name], np.float32
+    width = torch.finfo(dtype).bits
+    unsigned = {8: torch.uint8, 16: torch.uint16, 32: torch.uint32}[width]
+    generator = torch.Generator().manual_seed(width)
+    if width == 32:
+        patterns = torch.randint(0, 2**32, (2**20,), generator=generator, dtype=torch.int64)
+    else:
+        patterns = torch.arange(2**width, dtype=torch.int64)
+    first = patterns.to(unsigned).view(dtype)
+    second = first[torch.randperm(first.numel(), generator=generator)]
+    if width == 8:  # every pair
+        first, second = first.repeat_interleave(256), second.repeat(256)
+    weights = (0.3, 0.7)
+    expected = (weights[0] * first.float() + weights[1] * second.float()).to(dtype)
+    got = torch.empty_like(expected)
+    count = got.numel()
+    as_numpy = np.dtype(shown_dtype(name))
+    with np.errstate(all="ignore"):  # NaN and inf patterns average silently, as in torch
+        soup_lib.average_into(got.view(unsigned).numpy().view(as_numpy),
+                              [t.view(unsigned).numpy().view(as_numpy) for t in (first, second)],
+                              [wide(w) for w in weights], np.empty(count, wide), np.empty(count, wide))
+    nan = expected.float().isnan()
+    assert torch.equal(got.float().isnan(), nan)
+    assert torch.equal(got[~nan].view(unsigned), expected[~nan].view(unsigned))
+
 
 
 def test_equal_weights_equal_fp32_average_rounded_to_bf16_bit_for_bit(tmp_path, runs, stage1):
@@ -341,6 +377,55 @@ def test_a_flipped_bit_in_either_parent_aborts_the_streamed_soup(tmp_path, stage
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
 
 
+def _age_and_rerecord(directory: Path, seconds: int = 10) -> None:
+    """Move every shard's mtime into the past and re-record lineage.json, as for a checkpoint
+    written a while ago (a fresh pico checkpoint may share one clock tick with its lineage.json)."""
+    for shard in shard_files(directory):
+        stat = (directory / shard).stat()
+        os.utime(directory / shard, ns=(stat.st_atime_ns, stat.st_mtime_ns - seconds * 10**9))
+    edit(directory, "system_prompt.txt", lambda text: text)
+
+
+def test_stat_verification_trusts_recorded_shards_and_hashes_changed_ones(tmp_path, runs):
+    for name in ("sftw2", "sftw4"):
+        _age_and_rerecord(runs[name])
+    rewritten = runs["sftw4"] / shard_files(runs["sftw4"])[0]
+    rewritten.write_bytes(rewritten.read_bytes())  # same bytes, new mtime: hashed again, and still valid
+    record = make_soup([("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "soup", run="soup")
+    verified = record["parent_shards_verified"]
+    assert verified["sftw2"] == {"by_content": [], "by_stat": shard_files(runs["sftw2"])}
+    assert verified["sftw4"]["by_content"] == [rewritten.name]
+    assert verified["sftw4"]["by_stat"] == shard_files(runs["sftw4"])[1:]
+    content = make_soup([("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "soup_content",
+                        run="soup", verify="content")["parent_shards_verified"]
+    assert content["sftw2"] == {"by_content": shard_files(runs["sftw2"]), "by_stat": []}
+    assert tensors(tmp_path / "soup").keys() == tensors(tmp_path / "soup_content").keys()
+    assert all(torch.equal(bits(a), bits(tensors(tmp_path / "soup_content")[name]))
+               for name, a in tensors(tmp_path / "soup").items())
+
+
+def test_a_change_that_keeps_size_and_mtime_needs_content_verification(tmp_path, runs):
+    """The documented limit of `--verify stat`: bit rot, or a deliberately restored mtime."""
+    _age_and_rerecord(runs["sftw2"])
+    shard = runs["sftw2"] / shard_files(runs["sftw2"])[1]
+    before = shard.stat()
+    _flip_byte_inside(shard, 0.5)
+    os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))
+    pair = [("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])]
+    make_soup(pair, tmp_path / "by_stat", run="out")
+    with pytest.raises(CheckpointError, match=rf"{shard}: sha256 .* does not match"):
+        make_soup(pair, tmp_path / "by_content", run="out", verify="content")
+    assert not (tmp_path / "by_content").exists()
+
+
+def test_a_checkpoint_recorded_without_sizes_and_times_is_hashed_in_full(tmp_path, runs):
+    lineage = json.loads((runs["sftw2"] / "lineage.json").read_text())
+    del lineage["file_stats"]
+    (runs["sftw2"] / "lineage.json").write_text(json.dumps(lineage))
+    record = make_soup([("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "soup", run="soup")
+    assert record["parent_shards_verified"]["sftw2"] == {"by_content": shard_files(runs["sftw2"]), "by_stat": []}
+
+
 def test_streaming_verifier_hashes_gaps_and_out_of_order_blocks(tmp_path):
     blob = os.urandom(10_000)
     (tmp_path / "s.safetensors").write_bytes(blob)
@@ -470,7 +555,7 @@ def test_planned_writer_streams_mixed_dtypes_into_loadable_shards(tmp_path, back
             data = sample[name].reshape(-1).view(torch.uint8)
             for begin in range(0, data.numel(), 48):  # pieces smaller than a tensor and than a stage
                 piece = data[begin:begin + 48]
-                writer.claim(piece.numel(), sample[name].element_size()).copy_(piece)
+                writer.claim(piece.numel(), sample[name].element_size())[:] = piece.numpy()
     assert sorted(order) == sorted(sample) and len(shard_files(tmp_path)) > 2
     assert tensors(tmp_path).keys() == sample.keys()
     for name, tensor in tensors(tmp_path).items():
@@ -483,4 +568,4 @@ def test_planned_writer_refuses_a_short_stream(tmp_path):
     with pytest.raises(CheckpointError, match=r"claimed but the plan holds 80"):
         with ShardWriter(tmp_path, background=True) as writer:
             writer.plan([("a", torch.float32, (10,)), ("b", torch.float32, (10,))])
-            writer.claim(40).zero_()
+            writer.claim(40)[:] = 0

@@ -4,6 +4,11 @@ A checkpoint is a Hugging Face directory (sharded safetensors + index, `config.j
 tokenizer files) plus the bundle files served with the model and a `lineage.json` that
 records where it came from and the sha256 of every file. Readers call `verify_checkpoint`
 first, so a truncated or altered shard is refused before anything trains on it.
+
+lineage.json also records each file's size and modification time. A reader that may trust
+them (`trust_stat`, the soup's default) re-hashes only files whose size or time changed, the
+rule git, rsync and make use: it catches truncation, rewrites and replaced files at no cost,
+and leaves bit rot or a deliberately restored mtime to a full check (`trust_stat=False`).
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from lineage.io import atomic_path, sha256_file, sha256_json
 from lineage.shards import INDEX_NAME, CheckpointError, ShardWriter, checksum_mismatch, shard_files, weight_map
+
+if TYPE_CHECKING:
+    import torch
 
 LINEAGE_NAME = "lineage.json"
 BUNDLE_FILES = ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json")
@@ -38,6 +44,7 @@ __all__ = [
     "load_model",
     "read_lineage",
     "save_checkpoint",
+    "unchanged_files",
     "verify_checkpoint",
     "write_lineage",
 ]
@@ -76,14 +83,16 @@ def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
     return dict(root)
 
 
-def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = False) -> dict[str, Any]:
+def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = False,
+                      trust_stat: bool = False) -> dict[str, Any]:
     """Check every file listed in lineage.json against its sha256; return the lineage record.
 
     Raises CheckpointError naming the first missing, truncated or altered file. Files are
     hashed in parallel threads (hashlib releases the GIL), since hashing tens of GB of shards
     on one core would otherwise cost more than reading them. With `defer_shards` the weight
     shards are only checked to exist: the caller reads them all anyway and checks their
-    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything.
+    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything. With
+    `trust_stat`, files that `unchanged_files` vouches for are not hashed.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -95,6 +104,9 @@ def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = Fals
             raise CheckpointError(f"{directory / name}: listed in {LINEAGE_NAME} but missing")
     if defer_shards:
         expected = {name: digest for name, digest in expected.items() if not name.endswith(".safetensors")}
+    if trust_stat:
+        trusted = unchanged_files(directory, lineage)
+        expected = {name: digest for name, digest in expected.items() if name not in trusted}
     workers = max(1, min(len(expected), os.cpu_count() or 1, 8))
     with ThreadPoolExecutor(workers) as pool:
         actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))
@@ -107,23 +119,49 @@ def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = Fals
     return lineage
 
 
+def unchanged_files(directory: str | os.PathLike, lineage: Mapping[str, Any]) -> set[str]:
+    """Files whose size and mtime are still those lineage.json recorded, so their sha256 still holds.
+
+    A file recorded with the very mtime lineage.json itself has is left out (the "racy" case of
+    git's index): it could have been rewritten within one tick of the file system's clock
+    after it was recorded, keeping its mtime. Checkpoints written before sizes and times were
+    recorded have none, and all their files are hashed.
+    """
+    directory = Path(directory)
+    recorded = lineage.get("file_stats") or {}
+    try:
+        written = (directory / LINEAGE_NAME).stat().st_mtime_ns
+    except FileNotFoundError:
+        return set()
+    trusted = set()
+    for name, stat in recorded.items():
+        try:
+            now = (directory / name).stat()
+        except FileNotFoundError:
+            continue
+        if [now.st_size, now.st_mtime_ns] == [stat.get("size"), stat.get("mtime_ns")] and now.st_mtime_ns < written:
+            trusted.add(name)
+    return trusted
+
+
 def write_lineage(
     directory: str | os.PathLike, record: Mapping[str, Any], known_sha256: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """Write lineage.json with the sha256 of every other file in the directory.
+    """Write lineage.json with the sha256, size and mtime of every other file in the directory.
 
     `known_sha256` holds checksums computed while the files were written (ShardWriter.sha256);
     those files are not read again, which for a large checkpoint saves a full pass over its shards.
     """
     directory = Path(directory)
     known = dict(known_sha256 or {})
-    files = {
-        name: known.get(name) or sha256_file(p)
+    paths = {
+        str(p.relative_to(directory)): p
         for p in sorted(directory.rglob("*"))
         if p.is_file() and p.name != LINEAGE_NAME and not p.name.startswith(".snakemake")
-        for name in [str(p.relative_to(directory))]
     }
-    full = {**record, "files": files}
+    files = {name: known.get(name) or sha256_file(p) for name, p in paths.items()}
+    stats = {name: {"size": st.st_size, "mtime_ns": st.st_mtime_ns} for name, p in paths.items() for st in [p.stat()]}
+    full = {**record, "files": files, "file_stats": stats}
     (directory / LINEAGE_NAME).write_text(json.dumps(full, indent=2, default=str) + "\n")
     return full
 

@@ -3,6 +3,10 @@
 The layout is Hugging Face's: `model-0000k-of-0000N.safetensors` plus
 `model.safetensors.index.json` mapping every tensor name to its shard. Only safetensors are
 read here; pickled weights (`*.bin`, `*.pt`) are refused because loading them runs code.
+
+Nothing here imports torch: tensors' bytes are numpy arrays (bfloat16 and float8 from
+ml_dtypes), so a soup starts in a fraction of a second instead of the seconds that importing
+torch takes. Writers that are handed torch tensors use them as they are.
 """
 
 from __future__ import annotations
@@ -19,22 +23,29 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import torch
+import ml_dtypes
+import numpy as np
 from safetensors import safe_open
+
+if TYPE_CHECKING:
+    import torch
 
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 PICKLED_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
-# safetensors dtype names <-> torch dtypes (the subset torch can hold).
-DTYPES: dict[str, torch.dtype] = {
-    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-    "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
-    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
-    "U64": torch.uint64, "U32": torch.uint32, "U16": torch.uint16, "U8": torch.uint8, "BOOL": torch.bool,
-}
-DTYPE_NAMES: dict[torch.dtype, str] = {dtype: name for name, dtype in DTYPES.items()}
+# safetensors dtype names -> numpy dtypes. The names numpy gives them ("bfloat16", "float8_e4m3fn",
+# "bool") are torch's too, which is how dtype_name() also reads torch dtypes without importing torch.
+DTYPES: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+    "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2,
+    "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
+    "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8, "BOOL": np.bool_,
+}.items()}
+FLOAT_DTYPES = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
+_NAME_OF = {dtype.name: name for name, dtype in DTYPES.items()}
 # safetensors writes tensors by this dtype order (widest first, keeping each aligned), then by name.
 _WRITE_ORDER = ("U64", "I64", "F64", "F32", "U32", "I32", "BF16", "F16", "U16", "I16",
                 "F8_E4M3", "F8_E5M2", "I8", "U8", "BOOL")
@@ -46,6 +57,21 @@ WRITE_BYTES = 1024**2
 
 class CheckpointError(RuntimeError):
     """A checkpoint directory is missing, unsafe, corrupt or inconsistent; the message names the file."""
+
+
+def dtype_name(dtype: object) -> str:
+    """The safetensors name ("BF16") of a dtype given by that name, as a numpy dtype or as a torch dtype."""
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return dtype
+    name = str(dtype).removeprefix("torch.")
+    if name not in _NAME_OF:
+        raise CheckpointError(f"dtype {dtype} cannot be stored in safetensors")
+    return _NAME_OF[name]
+
+
+def shown_dtype(name: str) -> str:
+    """A safetensors dtype as people know it from torch and numpy: BF16 -> bfloat16."""
+    return DTYPES[name].name
 
 
 def shard_name(index: int, total: int) -> str:
@@ -63,8 +89,7 @@ def weight_map(directory: str | os.PathLike) -> dict[str, str]:
             raise CheckpointError(f"{index}: not a valid safetensors index ({err})") from None
     single = directory / SINGLE_NAME
     if single.is_file():
-        with safe_open(single, framework="pt") as handle:
-            return {name: SINGLE_NAME for name in handle.keys()}
+        return dict.fromkeys(read_header(single), SINGLE_NAME)
     pickled = sorted(str(p.name) for pattern in PICKLED_PATTERNS for p in directory.glob(pattern))
     if pickled:
         raise CheckpointError(
@@ -108,9 +133,9 @@ def tensor_specs(directory: str | os.PathLike) -> dict[str, tuple[str, tuple[int
 
 @dataclass(frozen=True)
 class TensorEntry:
-    """Where one tensor lies in a shard file: absolute byte range [start, end)."""
+    """Where one tensor lies in a shard file: absolute byte range [start, end), and its safetensors dtype."""
 
-    dtype: torch.dtype
+    dtype: str
     shape: tuple[int, ...]
     start: int
     end: int
@@ -118,6 +143,14 @@ class TensorEntry:
     @property
     def nbytes(self) -> int:
         return self.end - self.start
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return DTYPES[self.dtype]
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype in FLOAT_DTYPES
 
 
 def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
@@ -143,12 +176,13 @@ def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
         if name == "__metadata__":
             continue
         if info.get("dtype") not in DTYPES:
-            raise CheckpointError(f"{path}: tensor {name} has dtype {info.get('dtype')!r}, which torch cannot hold")
+            raise CheckpointError(f"{path}: tensor {name} has dtype {info.get('dtype')!r}, which is not a "
+                                  f"safetensors dtype this reader knows ({', '.join(DTYPES)})")
         begin, end = info["data_offsets"]
         if base + end > size:
             raise CheckpointError(f"{path}: tensor {name} ends at byte {base + end} but the file has {size} bytes; "
                                   "the shard is truncated. Rebuild or re-download it.")
-        entries[name] = TensorEntry(DTYPES[info["dtype"]], tuple(info["shape"]), base + begin, base + end)
+        entries[name] = TensorEntry(info["dtype"], tuple(info["shape"]), base + begin, base + end)
     return entries
 
 
@@ -319,45 +353,55 @@ class StreamingVerifier:
         self.shutdown()
 
 
-def safetensors_header(specs: Sequence[tuple[str, torch.dtype, Sequence[int]]],
+def safetensors_header(specs: Sequence[tuple[str, object, Sequence[int]]],
                        metadata: Mapping[str, str] | None = None) -> tuple[bytes, int]:
     """The length-prefixed header of a file holding `specs` (name, dtype, shape) in that order,
-    and the number of data bytes that follow it."""
+    and the number of data bytes that follow it. Dtypes as dtype_name() reads them."""
     header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
     offset = 0
     for name, dtype, shape in specs:
-        if dtype not in DTYPE_NAMES:
-            raise CheckpointError(f"{name}: dtype {dtype} cannot be stored in safetensors")
-        size = math.prod(shape) * dtype.itemsize
-        header[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(shape), "data_offsets": [offset, offset + size]}
+        stored = _stored_dtype(name, dtype)
+        size = math.prod(shape) * DTYPES[stored].itemsize
+        header[name] = {"dtype": stored, "shape": list(shape), "data_offsets": [offset, offset + size]}
         offset += size
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
     return struct.pack("<Q", len(blob)) + blob, offset
 
 
-def write_safetensors(path: str | os.PathLike, tensors: Mapping[str, torch.Tensor],
+def _stored_dtype(name: str, dtype: object) -> str:
+    try:
+        return dtype_name(dtype)
+    except CheckpointError as err:
+        raise CheckpointError(f"{name}: {err}") from None
+
+
+def tensor_bytes(tensor: Any) -> memoryview:
+    """The bytes of a numpy array or a torch tensor (any device), flat and in C order."""
+    if isinstance(tensor, np.ndarray):
+        return memoryview(np.ascontiguousarray(tensor).reshape(-1).view(np.uint8))
+    import torch  # the caller handed us a torch tensor, so torch is loaded already
+
+    return memoryview(tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy())
+
+
+def write_safetensors(path: str | os.PathLike, tensors: Mapping[str, Any],
                       metadata: Mapping[str, str] | None = None, *, fsync: bool = False,
                       chunk_bytes: int = WRITE_BYTES) -> str:
-    """Write one safetensors file straight from the tensors' memory and return its sha256.
+    """Write one safetensors file straight from the tensors' memory (torch or numpy) and return its sha256.
 
     Byte for byte what `safetensors.torch.save_file` writes (same tensor order, header padded
     to 8 bytes), but hashing while writing spares a second pass over the file when
     lineage.json records its checksum.
     """
-    for name, tensor in tensors.items():
-        if tensor.dtype not in DTYPE_NAMES:
-            raise CheckpointError(f"{name}: dtype {tensor.dtype} cannot be stored in safetensors")
-    order = sorted(tensors, key=lambda name: (_WRITE_ORDER.index(DTYPE_NAMES[tensors[name].dtype]), name))
-    prefix, _ = safetensors_header([(name, tensors[name].dtype, tensors[name].shape) for name in order], metadata)
+    stored = {name: _stored_dtype(name, tensor.dtype) for name, tensor in tensors.items()}
+    order = sorted(tensors, key=lambda name: (_WRITE_ORDER.index(stored[name]), name))
+    prefix, _ = safetensors_header([(name, stored[name], tuple(tensors[name].shape)) for name in order], metadata)
     digest = hashlib.sha256(prefix)
     with open(path, "wb") as handle:
         handle.write(prefix)
         for name in order:
-            tensor = tensors[name]
-            if tensor.numel() == 0:
-                continue
-            data = memoryview(tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy())
+            data = tensor_bytes(tensors[name])
             for begin in range(0, data.nbytes, chunk_bytes):
                 piece = data[begin:begin + chunk_bytes]
                 handle.write(piece)
@@ -468,7 +512,7 @@ class ShardWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_shard_bytes = max_shard_bytes
         self.background = background
-        self._buffer: dict[str, torch.Tensor] = {}
+        self._buffer: dict[str, Any] = {}
         self._buffer_bytes = 0
         self._written: list[tuple[str, list[str]]] = []  # (temporary file name, tensor names)
         self._digests: dict[str, Future[str] | str] = {}
@@ -481,16 +525,16 @@ class ShardWriter:
 
     # -- buffered: add() ------------------------------------------------------------------------
 
-    def add(self, name: str, tensor: torch.Tensor) -> None:
+    def add(self, name: str, tensor: torch.Tensor | np.ndarray) -> None:
         if self._stream is not None:
             raise CheckpointError("add() cannot follow plan(); claim() the planned tensors' bytes instead")
         if name in self._names:
             raise CheckpointError(f"tensor {name} added twice to {self.directory}")
-        size = tensor.numel() * tensor.element_size()
+        size = tensor.nbytes
         if self._buffer and self._buffer_bytes + size > self.max_shard_bytes:
             self.flush()
         self._names.add(name)
-        self._buffer[name] = tensor.detach().contiguous().cpu()
+        self._buffer[name] = tensor if isinstance(tensor, np.ndarray) else tensor.detach().contiguous().cpu()
         self._buffer_bytes += size
         self.total_bytes += size
 
@@ -512,21 +556,23 @@ class ShardWriter:
 
     # -- planned: plan() then claim() ---------------------------------------------------------------
 
-    def plan(self, specs: Iterable[tuple[str, torch.dtype, Sequence[int]]]) -> list[str]:
+    def plan(self, specs: Iterable[tuple[str, object, Sequence[int]]]) -> list[str]:
         """Fix every shard before any data; return the order in which to claim the tensors' bytes.
 
-        Shards are cut by the same size rule as add(). Within a shard, wider elements come first
-        (a stable sort), so every tensor starts aligned; otherwise the given order is kept.
+        `specs` are (name, dtype, shape), the dtype as dtype_name() reads it. Shards are cut by
+        the same size rule as add(). Within a shard, wider elements come first (a stable sort),
+        so every tensor starts aligned; otherwise the given order is kept.
         """
         if self._stream is not None or self._names:
             raise CheckpointError("plan() must be called once, before anything is added")
-        groups: list[list[tuple[str, torch.dtype, tuple[int, ...]]]] = [[]]
+        groups: list[list[tuple[str, str, tuple[int, ...]]]] = [[]]
         used = 0
         for name, dtype, shape in specs:
             if name in self._names:
                 raise CheckpointError(f"tensor {name} planned twice for {self.directory}")
             self._names.add(name)
-            size = math.prod(shape) * dtype.itemsize
+            dtype = _stored_dtype(name, dtype)
+            size = math.prod(shape) * DTYPES[dtype].itemsize
             if groups[-1] and used + size > self.max_shard_bytes:
                 groups.append([])
                 used = 0
@@ -535,24 +581,24 @@ class ShardWriter:
             self.total_bytes += size
         shards = []
         for number, group in enumerate(g for g in groups if g):
-            group.sort(key=lambda spec: -spec[1].itemsize)
+            group.sort(key=lambda spec: -DTYPES[spec[1]].itemsize)
             prefix, data_bytes = safetensors_header(group, {"format": "pt"})
             shards.append(_PlannedShard(f"part-{number:05d}.safetensors", [n for n, _, _ in group], prefix, data_bytes))
         self._written = [(shard.temp_name, shard.names) for shard in shards]
         self._stream = _ShardStream(self.directory, shards)
         self._stage, self._stage_used, self._claimed = None, 0, 0
-        self._free: queue.Queue[torch.Tensor] = queue.Queue()
+        self._free: queue.Queue[np.ndarray] = queue.Queue()
         for _ in range(self._stages if self.background else 1):
-            self._free.put(torch.empty(self._stage_bytes, dtype=torch.uint8))
+            self._free.put(np.empty(self._stage_bytes, dtype=np.uint8))
         if self.background:
-            self._work: queue.Queue[tuple[torch.Tensor, int] | None] = queue.Queue()
+            self._work: queue.Queue[tuple[np.ndarray, int] | None] = queue.Queue()
             self._error: BaseException | None = None
             self._thread = threading.Thread(target=self._drain, name="shard-writer", daemon=True)
             self._thread.start()
         return [name for shard in shards for name in shard.names]
 
-    def claim(self, nbytes: int, align: int = 8) -> torch.Tensor:
-        """The next `nbytes` of the planned stream, as a uint8 tensor to fill before the next claim.
+    def claim(self, nbytes: int, align: int = 8) -> np.ndarray:
+        """The next `nbytes` of the planned stream, as a uint8 array to fill before the next claim.
 
         `align` (a tensor's element size) keeps the claimed bytes viewable as that dtype.
         """
@@ -581,7 +627,7 @@ class ShardWriter:
         if self.background:
             self._work.put((stage, used))
         else:
-            self._stream.feed(memoryview(stage.numpy())[:used])
+            self._stream.feed(memoryview(stage)[:used])
             self._free.put(stage)
 
     def _drain(self) -> None:
@@ -589,7 +635,7 @@ class ShardWriter:
             stage, used = item
             try:
                 if self._error is None:
-                    self._stream.feed(memoryview(stage.numpy())[:used])
+                    self._stream.feed(memoryview(stage)[:used])
             except BaseException as err:  # handed to the caller at its next claim() or close()
                 self._error = err
             finally:

@@ -9,7 +9,9 @@ read, and each refusal names what differs. The average itself streams block by b
 lineage.json (so each parent is read once, and a damaged shard aborts the soup before it is
 published), the sum is accumulated in fp32 and rounded once to the parents' dtype straight
 into a planned `ShardWriter`'s staging buffers, which a thread writes and hashes. Memory
-stays at a few megabytes of buffers whatever the model size.
+stays at a few megabytes of buffers whatever the model size. The arithmetic is numpy's (with
+ml_dtypes' bfloat16 and float8), which rounds exactly as torch does, so a soup never waits
+for torch to import.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import torch
+import numpy as np
 from tqdm import tqdm
 
 from lineage.checkpoint import (
@@ -39,6 +41,7 @@ from lineage.checkpoint import (
     lineage_record,
     parent_entry,
     read_lineage,
+    unchanged_files,
     verify_checkpoint,
     write_lineage,
 )
@@ -50,6 +53,7 @@ from lineage.shards import (
     StreamingVerifier,
     TensorEntry,
     read_header,
+    shown_dtype,
     weight_map,
 )
 
@@ -65,7 +69,15 @@ MATCHED_FILES = (*TOKENIZER_FILES, "tokenizer.model", "vocab.json", "merges.txt"
 # Files copied from the first parent; a difference is reported, not refused (sampling defaults only).
 NOTED_FILES = ("generation_config.json", "serving_config.json")
 WEIGHT_TOLERANCE = 1e-6
+# Bytes of each parent read (and hashed) at a time, and averaged at a time. Large reads keep
+# the per-block bookkeeping of reader, verifier and writer small against the bytes moved; small
+# compute slices keep the fp32 scratch in the L2 cache (1 MiB slices measured slower than 256 KiB).
+READ_BYTES = 4 * 1024**2
+COMPUTE_BYTES = 256 * 1024
 SHOWN = 5  # differences listed in a message before "(+N more)"
+# How parent shards are checked against lineage.json: "stat" re-hashes only shards whose size or
+# mtime changed since they were recorded (see lineage.checkpoint), "content" re-hashes every byte.
+VERIFY_MODES = ("stat", "content")
 
 
 class SoupError(ValueError):
@@ -83,6 +95,8 @@ class Parent:
     root: dict[str, str] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)
     layout: dict[str, tuple[str, TensorEntry]] = field(default_factory=dict)  # name -> (shard, entry)
+    hash_while_streaming: dict[str, str] = field(default_factory=dict)  # shard -> sha256 to check as it is read
+    trusted_by_stat: list[str] = field(default_factory=list)  # shards whose recorded size and mtime still hold
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,7 +301,7 @@ def tensor_differences(a: Parent, b: Parent) -> list[str]:
             if other.shape != entry.shape:
                 shapes.append(f"{name} {list(entry.shape)} vs {list(other.shape)}")
             if other.dtype != entry.dtype:
-                dtypes.append(f"{name} {_dtype(entry.dtype)} vs {_dtype(other.dtype)}")
+                dtypes.append(f"{name} {shown_dtype(entry.dtype)} vs {shown_dtype(other.dtype)}")
     if shapes:
         found.append(f"{len(shapes)} shape(s) differ: {_listed(shapes)}")
     if dtypes:
@@ -319,25 +333,29 @@ def read_order(parents: Sequence[Parent]) -> list[str]:
     return sorted(parents[0].layout, key=key)
 
 
-def average_into(out: torch.Tensor, sources: Sequence[torch.Tensor], weights: Sequence[float | torch.Tensor],
-                 acc: torch.Tensor, tmp: torch.Tensor) -> None:
+def average_into(out: np.ndarray, sources: Sequence[np.ndarray], weights: Sequence[np.floating],
+                 acc: np.ndarray, tmp: np.ndarray) -> None:
     """out = w0*s0 + w1*s1 + ..., computed in acc's dtype and rounded once into out's dtype.
 
-    Flat tensors no longer than the scratch buffers acc and tmp. Each product and each sum is
-    one rounding in acc's dtype (no fused multiply-add), so the result equals
-    `(w0 * s0.float() + w1 * s1.float() + ...).to(out.dtype)` bit for bit. Multiplying the
-    narrow source by a one-element wide tensor widens it on the fly, and the last sum is
-    stored straight into out: three passes over memory for two parents instead of six.
+    Flat arrays no longer than the scratch buffers acc and tmp; `weights` in acc's dtype. Each
+    widening is exact and each product and sum is one rounding in acc's dtype (no fused
+    multiply-add), so the result equals `(w0 * s0.float() + w1 * s1.float() + ...).to(out.dtype)`
+    in torch bit for bit: both round to nearest even.
     """
-    count = out.numel()
+    count = out.size
     total, part = acc[:count], tmp[:count]
-    factors = [w if isinstance(w, torch.Tensor) else torch.tensor([w], dtype=acc.dtype) for w in weights]
-    torch.mul(sources[0], factors[0], out=total)
-    for number in range(1, len(sources)):
-        torch.mul(sources[number], factors[number], out=part)
-        torch.add(total, part, out=out if number == len(sources) - 1 else total)
-    if len(sources) == 1:
-        out.copy_(total)
+    _scaled(sources[0], weights[0], total)
+    for source, weight in zip(sources[1:], weights[1:], strict=True):
+        _scaled(source, weight, part)
+        np.add(total, part, out=total)
+    np.copyto(out, total, casting="unsafe")
+
+
+def _scaled(source: np.ndarray, weight: np.floating, into: np.ndarray) -> None:
+    if source.dtype != into.dtype:
+        np.copyto(into, source)  # widening to fp32/fp64 is exact
+        source = into
+    np.multiply(source, weight, out=into)
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,13 +363,17 @@ def average_into(out: torch.Tensor, sources: Sequence[torch.Tensor], weights: Se
 
 
 def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Sequence[float] | None,
-                    allow_unnormalized: bool = False, *, verify_shards: bool = True) -> list[Parent]:
+                    allow_unnormalized: bool = False, *, verify_shards: bool = True,
+                    verify: str = "content") -> list[Parent]:
     """Run every check on the parents' lineage, configs and shard headers; return them ready to average.
 
-    With `verify_shards=False` the weight shards' checksums are left to the caller, which
-    checks them while reading (`stream_average`); every other file is verified here, and every
-    other check runs here, before any weight is read.
+    `verify` is one of VERIFY_MODES. With `verify_shards=False` the weight shards that need
+    hashing are left to the caller, which checks them while reading (`stream_average`; each
+    parent's `hash_while_streaming`); every other file is verified here, and every other check
+    runs here, before any weight is read.
     """
+    if verify not in VERIFY_MODES:
+        raise ValueError(f"verify={verify!r}: expected one of {', '.join(VERIFY_MODES)}")
     names = [name for name, _ in specs]
     if len(specs) < 2:
         raise SoupError(f"a soup needs at least two parents, got {len(specs)}")
@@ -360,11 +382,19 @@ def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Seq
     weights = check_weights(weights, len(specs), allow_unnormalized)
     directories = [Path(directory) for _, directory in specs]
     with ThreadPoolExecutor(len(directories)) as pool:  # hashing all shards at once keeps every core busy
-        lineages = list(pool.map(partial(verify_checkpoint, defer_shards=not verify_shards), directories))
+        lineages = list(pool.map(partial(verify_checkpoint, defer_shards=not verify_shards,
+                                         trust_stat=verify == "stat"), directories))
     parents = []
     for name, directory, weight, lineage in zip(names, directories, weights, lineages, strict=True):
         root, chain = trace_root(directory)
-        parents.append(Parent(name, directory, weight, lineage, root, chain, read_layout(directory)))
+        parent = Parent(name, directory, weight, lineage, root, chain, read_layout(directory))
+        shards = {shard for shard, _ in parent.layout.values()}
+        recorded = {shard: digest for shard, digest in lineage.get("files", {}).items() if shard in shards}
+        trusted = unchanged_files(directory, lineage) if verify == "stat" else set()
+        parent.trusted_by_stat = sorted(shards & trusted & set(recorded))
+        if not verify_shards:
+            parent.hash_while_streaming = {s: d for s, d in sorted(recorded.items()) if s not in trusted}
+        parents.append(parent)
     check_roots(parents)
     check_configs(parents)
     check_tensors(parents)
@@ -374,24 +404,28 @@ def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Seq
 def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.PathLike, *, run: str,
               weights: Sequence[float] | None = None, allow_unnormalized: bool = False,
               max_shard_bytes: int = 1024**3, progress: bool | None = None,
-              log: Callable[[str], None] = lambda message: None, block_bytes: int = 256 * 1024) -> dict[str, Any]:
+              log: Callable[[str], None] = lambda message: None, block_bytes: int = READ_BYTES,
+              verify: str = "stat") -> dict[str, Any]:
     """Average checkpoints `specs` [(name, directory), ...] into `out`; return its lineage record.
 
     Every parent is checked before any weight is read; its shards are verified against the
-    sha256 in its lineage.json from the bytes the average reads (one pass over each parent).
+    sha256 in its lineage.json (`verify`: "content" hashes every shard, "stat" only those whose
+    size or mtime changed since recorded) from the bytes the average reads (one pass over each
+    parent).
     `out` appears only when complete (written to a temporary sibling, then renamed).
     `progress=None` shows a bar only on a terminal. `block_bytes` is how much of a tensor is
     read from each parent at a time; it only affects speed (small enough to stay in cache).
     """
     started = time.time()
     out = Path(out)
-    if block_bytes <= 0 or block_bytes % 8:
-        raise ValueError(f"block_bytes={block_bytes} must be a positive multiple of 8 (the widest element)")
+    if block_bytes <= 0 or block_bytes % 8 or block_bytes > READ_BYTES:
+        raise ValueError(f"block_bytes={block_bytes} must be a positive multiple of 8 (the widest element), "
+                         f"at most {READ_BYTES}")
     for _, directory in specs:
         here, there = Path(directory).resolve(), out.resolve()
         if here == there or here in there.parents or there in here.parents:
             raise SoupError(f"--out {out} overlaps parent {directory}; write the soup to its own directory")
-    parents = prepare_parents(specs, weights, allow_unnormalized, verify_shards=False)  # checked while streamed
+    parents = prepare_parents(specs, weights, allow_unnormalized, verify_shards=False, verify=verify)
     root = check_roots(parents)
     notes = check_files(parents)
     for note in notes:
@@ -410,6 +444,8 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
                     "allow_unnormalized": allow_unnormalized, "accumulate_dtype": "float32"},
             started=started, weights=[p.weight for p in parents],
             tensors=len(parents[0].layout), total_bytes=writer.total_bytes, shard_opens=opens, notes=notes,
+            parent_shards_verified={p.name: {"by_content": sorted(p.hash_while_streaming), "by_stat": p.trusted_by_stat}
+                                    for p in parents},
             phase_s={key: round(value, 3) for key, value in phases.items()},
         )
         record = write_lineage(tmp, record, known_sha256=writer.sha256)
@@ -417,35 +453,34 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
 
 
 def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_shard_bytes: int, block_bytes: int,
-                   progress: bool | None, verify: bool = True) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
+                   progress: bool | None) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
     """Write the weighted average of `parents` as shards into `directory`.
 
     Returns the closed writer (its `sha256` and `total_bytes`) and how often each parent shard
-    was opened. With `verify`, every parent shard is checked against the sha256 in its
-    lineage.json from the very bytes averaged, hashed in a thread as they go by; a mismatch
+    was opened. Each parent's `hash_while_streaming` shards are checked against their sha256
+    from the very bytes averaged, hashed in a thread as they go by; a mismatch
     raises before the function returns, so the caller discards what was written. Memory: a
     few read blocks per parent, two fp32 scratch blocks and the writer's staging buffers,
     whatever the model size.
     """
+    verify = any(p.hash_while_streaming for p in parents)
     ring = 4 if verify else 1  # read blocks in flight: the verifier hashes one while the next is averaged
-    buffers = [[torch.empty(block_bytes, dtype=torch.uint8) for _ in parents] for _ in range(ring)]
-    views = [[memoryview(buffer.numpy()) for buffer in row] for row in buffers]
+    buffers = [[np.empty(block_bytes, dtype=np.uint8) for _ in parents] for _ in range(ring)]
+    views = [[memoryview(buffer) for buffer in row] for row in buffers]
     hashed: list[list[Future[None]]] = [[] for _ in range(ring)]
-    scratch = {wide: (torch.empty(block_bytes, dtype=wide), torch.empty(block_bytes, dtype=wide),  # 1-byte dtypes too
-                      [torch.tensor([p.weight], dtype=wide) for p in parents])
-               for wide in (torch.float32, torch.float64)}
+    step = min(block_bytes, COMPUTE_BYTES)  # elements per slice: as many as a slice of 1-byte parents holds
+    scratch = {wide: (np.empty(step, dtype=wide), np.empty(step, dtype=wide),
+                      [wide(p.weight) for p in parents])
+               for wide in (np.float32, np.float64)}
     layout = parents[0].layout
-    threads = torch.get_num_threads()
     with contextlib.ExitStack() as stack:
         readers = [stack.enter_context(ShardReader(p.directory, _headers(p))) for p in parents]
-        verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.lineage.get("files", {}) if verify else {}))
+        verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.hash_while_streaming))
                      for p in parents]
         current: list[str | None] = [None] * len(parents)
-        # One compute thread: blocks are small (cache-sized), and on a busy machine every
-        # multi-threaded op would wait for a descheduled peer. The writer's thread writes and
-        # hashes finished blocks, the verifiers' thread hashes the parents' blocks.
-        torch.set_num_threads(1)
-        stack.callback(torch.set_num_threads, threads)
+        # One compute thread, on cache-sized blocks. The writer's thread writes and hashes
+        # finished blocks, each parent's verifier thread hashes that parent's blocks.
+        stack.enter_context(np.errstate(all="ignore"))  # inf and NaN weights average as IEEE says, silently
         writer = stack.enter_context(ShardWriter(directory, max_shard_bytes=max_shard_bytes, background=True))
         total = sum(entry.nbytes for _, entry in layout.values())
         bar = stack.enter_context(tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=run,
@@ -454,7 +489,8 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
         slot = 0
         for name in order:
             entry = layout[name][1]
-            acc, part, factors = scratch[torch.float64 if entry.dtype == torch.float64 else torch.float32]
+            acc, part, factors = scratch[np.float64 if entry.dtype == "F64" else np.float32]
+            dtype = entry.numpy_dtype
             for number, parent in enumerate(parents):
                 shard = parent.layout[name][0]
                 if shard != current[number]:
@@ -473,13 +509,15 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
                     future = verifier.feed(shard, own.start + begin, view[:size])
                     if future is not None:
                         hashed[slot].append(future)
-                sources = [buffer[:size].view(entry.dtype) for buffer in buffers[slot]]
-                target = writer.claim(size, entry.dtype.itemsize).view(entry.dtype)
-                if entry.dtype.is_floating_point:
-                    average_into(target, sources, factors, acc, part)
+                sources = [buffer[:size].view(dtype) for buffer in buffers[slot]]
+                target = writer.claim(size, dtype.itemsize).view(dtype)
+                if entry.is_float:
+                    for at in range(0, target.size, step):
+                        average_into(target[at:at + step], [source[at:at + step] for source in sources], factors,
+                                     acc, part)
                 else:
                     _check_equal(name, parents, sources)
-                    target.copy_(sources[0])
+                    target[:] = sources[0]
             bar.update(entry.nbytes)
         for verifier, parent in zip(verifiers, parents, strict=True):
             verifier.finish(sorted({shard for shard, _ in parent.layout.values()}))
@@ -493,16 +531,12 @@ def _headers(parent: Parent) -> dict[str, dict[str, TensorEntry]]:
     return headers
 
 
-def _check_equal(name: str, parents: Sequence[Parent], sources: Sequence[torch.Tensor]) -> None:
+def _check_equal(name: str, parents: Sequence[Parent], sources: Sequence[np.ndarray]) -> None:
     """Integer and bool tensors (buffers, masks) cannot be averaged; they must be identical."""
     for parent, source in zip(parents[1:], sources[1:], strict=True):
-        if not torch.equal(source, sources[0]):
-            raise SoupError(f"{name} is a {_dtype(sources[0].dtype)} tensor, which is copied rather than averaged, "
+        if not np.array_equal(source, sources[0]):
+            raise SoupError(f"{name} is a {sources[0].dtype.name} tensor, which is copied rather than averaged, "
                             f"but {parents[0].name} and {parent.name} hold different values")
-
-
-def _dtype(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _listed(items: Sequence[str]) -> str:
