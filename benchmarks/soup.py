@@ -14,6 +14,7 @@ Run as:
     .venv/bin/python benchmarks/soup.py --mergekit-bin /tmp/mk-venv/bin/mergekit-yaml     # two ~1.5B parents
     .venv/bin/python benchmarks/soup.py --sizes 0.4B,0.75B,1.5B --repeats 1 --cache warm  # peak RSS vs size
     .venv/bin/python benchmarks/soup.py --hidden 256 --layers 2 --repeats 1               # a quick look
+    .venv/bin/python benchmarks/soup.py --outdir /dev/shm --cache warm  # outputs in memory: no disk in the way
     .venv/bin/python benchmarks/soup.py --from-json a.json b.json --plot rss.png          # tables of earlier runs
 """
 
@@ -268,7 +269,7 @@ def run_size(label: str, config, args, report: list[dict]) -> None:
     for cache in args.cache:
         for repeat in range(args.repeats):
             for method in methods:
-                out = Path(tempfile.mkdtemp(prefix=f"{method}-", dir=directory))
+                out = Path(tempfile.mkdtemp(prefix=f"{method}-", dir=args.outdir or directory))
                 how = drop_caches(files) if cache == "cold" else (warm(files) or "warm")
                 load = os.getloadavg()[0]
                 wall, rss, cpu = measure(commands(method, a, b, out, args.mergekit_bin), out.with_suffix(".log"))
@@ -385,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mergekit-bin", default=None,
                         help="mergekit-yaml of a separate venv; mergekit is skipped without it")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/soup-bench"))
+    parser.add_argument("--outdir", type=Path, default=None,
+                        help="where the methods write their outputs (default: beside the parents); a tmpfs such "
+                        "as /dev/shm takes the disk's write speed out of the comparison")
     parser.add_argument("--json", type=Path, default=None, help="also write every measurement here")
     parser.add_argument("--plot", type=Path, default=None, help="also draw peak RSS against size into this PNG")
     parser.add_argument("--from-json", type=Path, nargs="*", default=None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
 import os
 import queue
 import struct
@@ -187,23 +188,29 @@ def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
 
 
 class ShardReader:
-    """Read tensors, or byte ranges of them, from one checkpoint with one shard file open at a time.
+    """Map the tensors of one checkpoint, one shard file mapped at a time.
 
-    Reads go through `os.preadv` into buffers the caller owns and reuses, so reading a
-    checkpoint costs no allocation per tensor and no memory beyond those buffers. `opens`
-    counts how often each shard was opened: callers that order their reads by shard open
-    each file once.
+    `view` returns the bytes of a tensor (or a range of them) straight from the page cache:
+    reading costs page faults, not a copy into buffers of our own. Pages more than
+    `release_bytes` behind the latest view are released from this process (they stay in the
+    page cache), so resident memory stays at a few blocks whatever the shard size. `opens`
+    counts how often each shard was mapped: callers that order their reads by shard map each
+    file once. Shards must not shrink while mapped (reading past a file's end faults); the
+    headers were checked against the file sizes before.
     """
 
-    def __init__(self, directory: str | os.PathLike, headers: Mapping[str, Mapping[str, TensorEntry]] | None = None):
+    def __init__(self, directory: str | os.PathLike, headers: Mapping[str, Mapping[str, TensorEntry]] | None = None,
+                 release_bytes: int = 64 * 1024**2):
         self.directory = Path(directory)
         self.weight_map = weight_map(self.directory)
         self.headers = dict(headers) if headers is not None else {
             shard: read_header(self.directory / shard) for shard in sorted(set(self.weight_map.values()))
         }
+        self.release_bytes = release_bytes - release_bytes % mmap.PAGESIZE
         self.opens: Counter[str] = Counter()
-        self._fd: int | None = None
+        self._map: mmap.mmap | None = None
         self._shard: str | None = None
+        self._released = 0
 
     def entry(self, name: str) -> TensorEntry:
         shard = self.weight_map[name]
@@ -213,33 +220,34 @@ class ShardReader:
             raise CheckpointError(f"{self.directory / INDEX_NAME}: maps {name} to {shard}, "
                                   "which has no such tensor; the index and the shards disagree") from None
 
-    def readinto(self, name: str, buffer: memoryview, offset: int = 0) -> None:
-        """Fill `buffer` with the tensor's bytes starting `offset` bytes into the tensor."""
+    def view(self, name: str, offset: int, nbytes: int) -> memoryview:
+        """Bytes [offset, offset + nbytes) of the tensor, read-only, valid while referenced."""
         entry = self.entry(name)
-        if offset + buffer.nbytes > entry.nbytes:
-            raise ValueError(f"{name}: bytes [{offset}, {offset + buffer.nbytes}) lie outside its {entry.nbytes} bytes")
-        fd = self._open(self.weight_map[name])
-        position, view = entry.start + offset, buffer.cast("B")
-        while view.nbytes:
-            got = os.preadv(fd, [view], position)
-            if got == 0:
-                raise CheckpointError(
-                    f"{self.directory / self._shard}: ended inside tensor {name}; the shard is truncated"
-                )
-            position, view = position + got, view[got:]
+        if offset < 0 or offset + nbytes > entry.nbytes:
+            raise ValueError(f"{name}: bytes [{offset}, {offset + nbytes}) lie outside its {entry.nbytes} bytes")
+        mapped = self._open(self.weight_map[name])
+        begin = entry.start + offset
+        if begin - self._released >= 2 * self.release_bytes and hasattr(mmap, "MADV_DONTNEED"):
+            upto = begin - self.release_bytes
+            upto -= upto % mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
+            self._released = upto
+        return memoryview(mapped)[begin:begin + nbytes]
 
-    def _open(self, shard: str) -> int:
+    def _open(self, shard: str) -> mmap.mmap:
         if shard != self._shard:
             self.close()
-            self._fd = os.open(self.directory / shard, os.O_RDONLY)
-            self._shard = shard
+            with open(self.directory / shard, "rb") as handle:
+                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            if hasattr(mmap, "MADV_SEQUENTIAL"):
+                self._map.madvise(mmap.MADV_SEQUENTIAL)  # read ahead generously from a cold cache
+            self._shard, self._released = shard, 0
             self.opens[shard] += 1
-        return self._fd
+        return self._map
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-        self._fd, self._shard = None, None
+        """Forget the mapping; it is unmapped once the last view of it is released."""
+        self._map, self._shard = None, None
 
     def __enter__(self) -> ShardReader:
         return self
@@ -421,32 +429,40 @@ class _PlannedShard:
 
 
 class _ShardStream:
-    """Cut one planned byte stream into shard files: header, then data; hash each as it goes.
+    """Follow one planned byte stream shard by shard: write the files (header, then data), or hash them.
 
-    Every `writeback_bytes` it asks the kernel to start writing the new pages to disk
-    (posix_fadvise DONTNEED starts writeback of dirty pages without waiting), so the disk
-    works while the soup computes and the final fsync only waits for the tail.
+    A writing and a hashing instance each follow the stream in their own thread, so hashing
+    never waits for a write() the kernel is throttling, nor writing for the hash. A writer asks
+    the kernel every `writeback_bytes` to start writing the new pages to disk (posix_fadvise
+    DONTNEED starts writeback of dirty pages without waiting), so the disk works while the
+    soup computes and the final fsync only waits for the tail.
     """
 
-    def __init__(self, directory: Path, shards: list[_PlannedShard], writeback_bytes: int = 64 * 1024**2):
-        self.directory, self.shards, self.writeback_bytes = directory, shards, writeback_bytes
-        self.sha256: dict[str, str] = {}
-        self._number, self._handle, self._left, self._digest = -1, None, 0, hashlib.sha256()
+    def __init__(self, directory: Path, shards: list[_PlannedShard], *, write: bool,
+                 writeback_bytes: int = 64 * 1024**2):
+        self.directory, self.shards, self.write, self.writeback_bytes = directory, shards, write, writeback_bytes
+        self.sha256: dict[str, str] = {}  # temporary name -> digest, filled by a hashing stream
+        self._number, self._active, self._left = -1, False, 0
+        self._handle: Any = None
+        self._digest: Any = None
         self._written = self._advised = 0
 
     def feed(self, data: memoryview) -> None:
         while data.nbytes:
-            if self._handle is None:
+            if not self._active:
                 self._open_next()
                 continue
-            piece = data[: min(self._left, WRITE_BYTES)]
-            self._handle.write(piece)
-            self._digest.update(piece)
+            if self.write:
+                piece = data[: min(self._left, WRITE_BYTES)]
+                self._handle.write(piece)
+                self._written += piece.nbytes
+                if self._written - self._advised >= self.writeback_bytes:
+                    self._start_writeback()
+            else:
+                piece = data[: self._left]
+                self._digest.update(piece)
             self._left -= piece.nbytes
-            self._written += piece.nbytes
             data = data[piece.nbytes:]
-            if self._written - self._advised >= self.writeback_bytes:
-                self._start_writeback()
             if self._left == 0:
                 self._finish()
 
@@ -455,9 +471,9 @@ class _ShardStream:
         def empty_next() -> bool:
             return self._number + 1 < len(self.shards) and not self.shards[self._number + 1].data_bytes
 
-        while self._handle is None and empty_next():
+        while not self._active and empty_next():
             self._open_next()
-        if self._handle is not None or self._number + 1 < len(self.shards):
+        if self._active or self._number + 1 < len(self.shards):
             shard = self.shards[max(self._number, 0)]
             raise CheckpointError(f"{self.directory / shard.temp_name}: the stream ended {self._left} bytes short "
                                   "of the planned tensors; every planned tensor must be written in full")
@@ -472,10 +488,13 @@ class _ShardStream:
         if self._number >= len(self.shards):
             raise CheckpointError(f"{self.directory}: more bytes written than the planned tensors hold")
         shard = self.shards[self._number]
-        self._handle = open(self.directory / shard.temp_name, "wb")
-        self._handle.write(shard.prefix)
-        self._digest, self._left = hashlib.sha256(shard.prefix), shard.data_bytes
-        self._written = self._advised = len(shard.prefix)
+        if self.write:
+            self._handle = open(self.directory / shard.temp_name, "wb")
+            self._handle.write(shard.prefix)
+            self._written = self._advised = len(shard.prefix)
+        else:
+            self._digest = hashlib.sha256(shard.prefix)
+        self._active, self._left = True, shard.data_bytes
         if self._left == 0:
             self._finish()
 
@@ -487,10 +506,12 @@ class _ShardStream:
         self._advised = self._written
 
     def _finish(self) -> None:
-        self._start_writeback()
-        self._handle.close()
-        self._handle = None
-        self.sha256[self.shards[self._number].temp_name] = self._digest.hexdigest()
+        if self.write:
+            self._start_writeback()
+            self.close()
+        else:
+            self.sha256[self.shards[self._number].temp_name] = self._digest.hexdigest()
+        self._active = False
 
 
 class ShardWriter:
@@ -518,7 +539,9 @@ class ShardWriter:
         self._digests: dict[str, Future[str] | str] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._names: set[str] = set()
-        self._stream: _ShardStream | None = None
+        self._streams: list[_ShardStream] = []  # planned: one writing, one hashing
+        self._threads: list[tuple[threading.Thread, queue.Queue]] = []
+        self._error: BaseException | None = None
         self._stage_bytes, self._stages = stage_bytes, stages
         self.total_bytes = 0
         self.sha256: dict[str, str] = {}
@@ -526,7 +549,7 @@ class ShardWriter:
     # -- buffered: add() ------------------------------------------------------------------------
 
     def add(self, name: str, tensor: torch.Tensor | np.ndarray) -> None:
-        if self._stream is not None:
+        if self._streams:
             raise CheckpointError("add() cannot follow plan(); claim() the planned tensors' bytes instead")
         if name in self._names:
             raise CheckpointError(f"tensor {name} added twice to {self.directory}")
@@ -563,7 +586,7 @@ class ShardWriter:
         the same size rule as add(). Within a shard, wider elements come first (a stable sort),
         so every tensor starts aligned; otherwise the given order is kept.
         """
-        if self._stream is not None or self._names:
+        if self._streams or self._names:
             raise CheckpointError("plan() must be called once, before anything is added")
         groups: list[list[tuple[str, str, tuple[int, ...]]]] = [[]]
         used = 0
@@ -585,16 +608,20 @@ class ShardWriter:
             prefix, data_bytes = safetensors_header(group, {"format": "pt"})
             shards.append(_PlannedShard(f"part-{number:05d}.safetensors", [n for n, _, _ in group], prefix, data_bytes))
         self._written = [(shard.temp_name, shard.names) for shard in shards]
-        self._stream = _ShardStream(self.directory, shards)
+        self._streams = [_ShardStream(self.directory, shards, write=True),
+                         _ShardStream(self.directory, shards, write=False)]
         self._stage, self._stage_used, self._claimed = None, 0, 0
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for _ in range(self._stages if self.background else 1):
             self._free.put(np.empty(self._stage_bytes, dtype=np.uint8))
-        if self.background:
-            self._work: queue.Queue[tuple[np.ndarray, int] | None] = queue.Queue()
-            self._error: BaseException | None = None
-            self._thread = threading.Thread(target=self._drain, name="shard-writer", daemon=True)
-            self._thread.start()
+        if self.background:  # a stage returns to _free once both the writing and the hashing thread are done with it
+            self._users: dict[int, int] = {}
+            self._users_lock = threading.Lock()
+            for stream, name in zip(self._streams, ("shard-writer", "shard-hasher"), strict=True):
+                work: queue.Queue[tuple[np.ndarray, int] | None] = queue.Queue()
+                thread = threading.Thread(target=self._drain, args=(stream, work), name=name, daemon=True)
+                thread.start()
+                self._threads.append((thread, work))
         return [name for shard in shards for name in shard.names]
 
     def claim(self, nbytes: int, align: int = 8) -> np.ndarray:
@@ -602,7 +629,7 @@ class ShardWriter:
 
         `align` (a tensor's element size) keeps the claimed bytes viewable as that dtype.
         """
-        if self._stream is None:
+        if not self._streams:
             raise CheckpointError("claim() needs plan() first")
         if nbytes > self._stage_bytes:
             raise ValueError(f"claim of {nbytes} bytes exceeds the {self._stage_bytes}-byte staging buffer; "
@@ -625,47 +652,56 @@ class ShardWriter:
                 self._free.put(stage)
             return
         if self.background:
-            self._work.put((stage, used))
+            with self._users_lock:
+                self._users[id(stage)] = len(self._threads)
+            for _, work in self._threads:
+                work.put((stage, used))
         else:
-            self._stream.feed(memoryview(stage)[:used])
+            for stream in self._streams:
+                stream.feed(memoryview(stage)[:used])
             self._free.put(stage)
 
-    def _drain(self) -> None:
-        while (item := self._work.get()) is not None:
+    def _drain(self, stream: _ShardStream, work: queue.Queue) -> None:
+        while (item := work.get()) is not None:
             stage, used = item
             try:
                 if self._error is None:
-                    self._stream.feed(memoryview(stage)[:used])
+                    stream.feed(memoryview(stage)[:used])
             except BaseException as err:  # handed to the caller at its next claim() or close()
                 self._error = err
             finally:
-                self._free.put(stage)
+                with self._users_lock:
+                    self._users[id(stage)] -= 1
+                    if not self._users[id(stage)]:
+                        self._free.put(stage)
 
     def _raise_writer_error(self) -> None:
-        if self.background and self._error is not None:
+        if self._error is not None:
             raise self._error
 
     def _stop_stream(self) -> None:
-        if self._stream is None:
-            return
-        if self.background and self._thread.is_alive():
-            self._work.put(None)
-            self._thread.join()
-        self._stream.close()
+        for thread, work in self._threads:
+            if thread.is_alive():
+                work.put(None)
+                thread.join()
+        self._threads = []
+        for stream in self._streams:
+            stream.close()
 
     # -- finishing ----------------------------------------------------------------------------------
 
     def close(self) -> dict[str, str]:
         """Finalise shard names and write the index; return the weight map."""
-        if self._stream is not None:
+        if self._streams:
             self._hand_off()
             self._stop_stream()
             self._raise_writer_error()
             if self._claimed != self.total_bytes:
                 raise CheckpointError(f"{self.directory}: {self._claimed} bytes claimed but the plan holds "
                                       f"{self.total_bytes}; every planned tensor must be written in full")
-            self._stream.finish()
-            digests = dict(self._stream.sha256)
+            for stream in self._streams:
+                stream.finish()
+            digests = dict(self._streams[1].sha256)
         else:
             self.flush()
             digests = {name: d.result() if isinstance(d, Future) else d for name, d in self._digests.items()}

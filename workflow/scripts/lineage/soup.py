@@ -4,7 +4,7 @@ Averaging weights only makes sense between models fine-tuned from the same start
 (Model Soups, Wortsman et al. 2022: such models lie in one low-error basin), that read the
 same token ids and serve the same prompts. So every check here runs before any weight is
 read, and each refusal names what differs. The average itself streams block by block:
-`ShardReader` reads each parent (one shard open at a time) into a small ring of buffers, a
+`ShardReader` maps each parent (one shard at a time), a
 `StreamingVerifier` thread checks those very bytes against the sha256 in the parent's
 lineage.json (so each parent is read once, and a damaged shard aborts the soup before it is
 published), the sum is accumulated in fp32 and rounded once to the parents' dtype straight
@@ -16,6 +16,7 @@ for torch to import.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import math
@@ -74,6 +75,7 @@ WEIGHT_TOLERANCE = 1e-6
 # compute slices keep the fp32 scratch in the L2 cache (1 MiB slices measured slower than 256 KiB).
 READ_BYTES = 4 * 1024**2
 COMPUTE_BYTES = 256 * 1024
+VERIFY_AHEAD = 4  # blocks the average may run ahead of the parents' sha256
 SHOWN = 5  # differences listed in a message before "(+N more)"
 # How parent shards are checked against lineage.json: "stat" re-hashes only shards whose size or
 # mtime changed since they were recorded (see lineage.checkpoint), "content" re-hashes every byte.
@@ -459,15 +461,12 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
     Returns the closed writer (its `sha256` and `total_bytes`) and how often each parent shard
     was opened. Each parent's `hash_while_streaming` shards are checked against their sha256
     from the very bytes averaged, hashed in a thread as they go by; a mismatch
-    raises before the function returns, so the caller discards what was written. Memory: a
-    few read blocks per parent, two fp32 scratch blocks and the writer's staging buffers,
-    whatever the model size.
+    raises before the function returns, so the caller discards what was written. Parents are
+    read through memory maps, averaged from the page cache without a copy. Memory: the mapped
+    pages of a few blocks per parent, two fp32 scratch slices and the writer's staging
+    buffers, whatever the model size.
     """
-    verify = any(p.hash_while_streaming for p in parents)
-    ring = 4 if verify else 1  # read blocks in flight: the verifier hashes one while the next is averaged
-    buffers = [[np.empty(block_bytes, dtype=np.uint8) for _ in parents] for _ in range(ring)]
-    views = [[memoryview(buffer) for buffer in row] for row in buffers]
-    hashed: list[list[Future[None]]] = [[] for _ in range(ring)]
+    hashed: collections.deque[list[Future[None]]] = collections.deque()  # per block, oldest first
     step = min(block_bytes, COMPUTE_BYTES)  # elements per slice: as many as a slice of 1-byte parents holds
     scratch = {wide: (np.empty(step, dtype=wide), np.empty(step, dtype=wide),
                       [wide(p.weight) for p in parents])
@@ -486,7 +485,6 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
         bar = stack.enter_context(tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=run,
                                        disable=None if progress is None else not progress))
         order = writer.plan([(name, layout[name][1].dtype, layout[name][1].shape) for name in read_order(parents)])
-        slot = 0
         for name in order:
             entry = layout[name][1]
             acc, part, factors = scratch[np.float64 if entry.dtype == "F64" else np.float32]
@@ -499,17 +497,14 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
                     current[number] = shard
             for begin in range(0, entry.nbytes, block_bytes):
                 size = min(block_bytes, entry.nbytes - begin)
-                slot = (slot + 1) % ring
-                for future in hashed[slot]:  # the verifier is done with this slot's blocks (or raises)
-                    future.result()
-                hashed[slot] = []
-                for reader, verifier, view, parent in zip(readers, verifiers, views[slot], parents, strict=True):
-                    reader.readinto(name, view[:size], begin)
-                    shard, own = parent.layout[name]
-                    future = verifier.feed(shard, own.start + begin, view[:size])
-                    if future is not None:
-                        hashed[slot].append(future)
-                sources = [buffer[:size].view(dtype) for buffer in buffers[slot]]
+                views = [reader.view(name, begin, size) for reader in readers]
+                futures = [verifier.feed(parent.layout[name][0], parent.layout[name][1].start + begin, view)
+                           for verifier, view, parent in zip(verifiers, views, parents, strict=True)]
+                hashed.append([future for future in futures if future is not None])
+                while len(hashed) > VERIFY_AHEAD:  # bound how far the verifiers lag (and raise a mismatch early)
+                    for future in hashed.popleft():
+                        future.result()
+                sources = [np.frombuffer(view, dtype) for view in views]
                 target = writer.claim(size, dtype.itemsize).view(dtype)
                 if entry.is_float:
                     for at in range(0, target.size, step):
