@@ -200,7 +200,7 @@ class ShardReader:
     """
 
     def __init__(self, directory: str | os.PathLike, headers: Mapping[str, Mapping[str, TensorEntry]] | None = None,
-                 release_bytes: int = 64 * 1024**2):
+                 release_bytes: int = 16 * 1024**2):
         self.directory = Path(directory)
         self.weight_map = weight_map(self.directory)
         self.headers = dict(headers) if headers is not None else {

@@ -3,14 +3,15 @@
 Averaging weights only makes sense between models fine-tuned from the same starting point
 (Model Soups, Wortsman et al. 2022: such models lie in one low-error basin), that read the
 same token ids and serve the same prompts. So every check here runs before any weight is
-read, and each refusal names what differs. The average itself streams block by block:
-`ShardReader` maps each parent (one shard at a time), a
-`StreamingVerifier` thread checks those very bytes against the sha256 in the parent's
-lineage.json (so each parent is read once, and a damaged shard aborts the soup before it is
-published), the sum is accumulated in fp32 and rounded once to the parents' dtype straight
-into a planned `ShardWriter`'s staging buffers, which a thread writes and hashes. Memory
-stays at a few megabytes of buffers whatever the model size. The arithmetic is numpy's (with
-ml_dtypes' bfloat16 and float8), which rounds exactly as torch does, so a soup never waits
+read, and each refusal names what differs.
+
+The average streams block by block. `ShardReader` maps each parent, one shard at a time; a
+`StreamingVerifier` thread hashes those very bytes against the sha256 in the parent's
+lineage.json (each parent is read once, and a damaged shard aborts the soup before it is
+published); the sum is accumulated in fp32 and rounded once to the parents' dtype straight
+into a planned `ShardWriter`'s staging buffers, which one thread writes and another hashes.
+Memory stays at a few blocks whatever the model size. The arithmetic is numpy's (bfloat16
+and float8 from ml_dtypes), which rounds exactly as torch does, so a soup never waits seconds
 for torch to import.
 """
 
