@@ -417,7 +417,7 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
     parent).
     `out` appears only when complete (written to a temporary sibling, then renamed).
     `progress=None` shows a bar only on a terminal. `block_bytes` is how much of a tensor is
-    read from each parent at a time; it only affects speed (small enough to stay in cache).
+    read (and hashed) from each parent at a time, at most READ_BYTES; it only affects speed.
     """
     started = time.time()
     out = Path(out)
@@ -478,8 +478,8 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, max_
         verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.hash_while_streaming))
                      for p in parents]
         current: list[str | None] = [None] * len(parents)
-        # One compute thread, on cache-sized blocks. The writer's thread writes and hashes
-        # finished blocks, each parent's verifier thread hashes that parent's blocks.
+        # One compute thread, on cache-sized slices. The writer's two threads write and hash
+        # finished staging buffers, each parent's verifier thread hashes that parent's blocks.
         stack.enter_context(np.errstate(all="ignore"))  # inf and NaN weights average as IEEE says, silently
         writer = stack.enter_context(ShardWriter(directory, max_shard_bytes=max_shard_bytes, background=True))
         total = sum(entry.nbytes for _, entry in layout.values())
