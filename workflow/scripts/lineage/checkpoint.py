@@ -6,9 +6,9 @@ records where it came from and the sha256 of every file. Readers call `verify_ch
 first, so a truncated or altered shard is refused before anything trains on it.
 
 lineage.json also records each file's size and modification time. A reader that may trust
-them (`trust_stat`, the soup's default) re-hashes only files whose size or time changed, the
+them (the soup, by default) re-hashes only files that `unchanged_files` does not vouch for, the
 rule git, rsync and make use: it catches truncation, rewrites and replaced files at no cost,
-and leaves bit rot or a deliberately restored mtime to a full check (`trust_stat=False`).
+and leaves bit rot or a deliberately restored mtime to a full check.
 """
 
 from __future__ import annotations
@@ -83,16 +83,14 @@ def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
     return dict(root)
 
 
-def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = False,
-                      trust_stat: bool = False) -> dict[str, Any]:
+def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = False) -> dict[str, Any]:
     """Check every file listed in lineage.json against its sha256; return the lineage record.
 
     Raises CheckpointError naming the first missing, truncated or altered file. Files are
     hashed in parallel threads (hashlib releases the GIL), since hashing tens of GB of shards
     on one core would otherwise cost more than reading them. With `defer_shards` the weight
     shards are only checked to exist: the caller reads them all anyway and checks their
-    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything. With
-    `trust_stat`, files that `unchanged_files` vouches for are not hashed.
+    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -104,9 +102,6 @@ def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = Fals
             raise CheckpointError(f"{directory / name}: listed in {LINEAGE_NAME} but missing")
     if defer_shards:
         expected = {name: digest for name, digest in expected.items() if not name.endswith(".safetensors")}
-    if trust_stat:
-        trusted = unchanged_files(directory, lineage)
-        expected = {name: digest for name, digest in expected.items() if name not in trusted}
     workers = max(1, min(len(expected), os.cpu_count() or 1, 8))
     with ThreadPoolExecutor(workers) as pool:
         actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))

@@ -24,9 +24,8 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -366,14 +365,13 @@ def _scaled(source: np.ndarray, weight: np.floating, into: np.ndarray) -> None:
 
 
 def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Sequence[float] | None,
-                    allow_unnormalized: bool = False, *, verify_shards: bool = True,
-                    verify: str = "content") -> list[Parent]:
+                    allow_unnormalized: bool = False, *, verify: str = "stat") -> list[Parent]:
     """Run every check on the parents' lineage, configs and shard headers; return them ready to average.
 
-    `verify` is one of VERIFY_MODES. With `verify_shards=False` the weight shards that need
-    hashing are left to the caller, which checks them while reading (`stream_average`; each
-    parent's `hash_while_streaming`); every other file is verified here, and every other check
-    runs here, before any weight is read.
+    Every file but the weight shards is hashed here. Which shards to hash is decided here too
+    (`verify`, one of VERIFY_MODES) and left to `stream_average`, which hashes each parent's
+    `hash_while_streaming` from the very bytes it reads. Every other check runs here, before any
+    weight is read.
     """
     if verify not in VERIFY_MODES:
         raise ValueError(f"verify={verify!r}: expected one of {', '.join(VERIFY_MODES)}")
@@ -383,20 +381,16 @@ def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Seq
     if len(set(names)) != len(names):
         raise SoupError(f"parent names must be unique, got {names}")
     weights = check_weights(weights, len(specs), allow_unnormalized)
-    directories = [Path(directory) for _, directory in specs]
-    with ThreadPoolExecutor(len(directories)) as pool:  # hashing all shards at once keeps every core busy
-        lineages = list(pool.map(partial(verify_checkpoint, defer_shards=not verify_shards,
-                                         trust_stat=verify == "stat"), directories))
     parents = []
-    for name, directory, weight, lineage in zip(names, directories, weights, lineages, strict=True):
+    for name, directory, weight in zip(names, (Path(d) for _, d in specs), weights, strict=True):
+        lineage = verify_checkpoint(directory, defer_shards=True)
         root, chain = trace_root(directory)
         parent = Parent(name, directory, weight, lineage, root, chain, read_layout(directory))
         shards = {shard for shard, _ in parent.layout.values()}
         recorded = {shard: digest for shard, digest in lineage.get("files", {}).items() if shard in shards}
-        trusted = unchanged_files(directory, lineage) if verify == "stat" else set()
-        parent.trusted_by_stat = sorted(shards & trusted & set(recorded))
-        if not verify_shards:
-            parent.hash_while_streaming = {s: d for s, d in sorted(recorded.items()) if s not in trusted}
+        trusted = unchanged_files(directory, lineage) & set(recorded) if verify == "stat" else set()
+        parent.trusted_by_stat = sorted(trusted)
+        parent.hash_while_streaming = {s: d for s, d in sorted(recorded.items()) if s not in trusted}
         parents.append(parent)
     check_roots(parents)
     check_configs(parents)
@@ -428,7 +422,7 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
         here, there = Path(directory).resolve(), out.resolve()
         if here == there or here in there.parents or there in here.parents:
             raise SoupError(f"--out {out} overlaps parent {directory}; write the soup to its own directory")
-    parents = prepare_parents(specs, weights, allow_unnormalized, verify_shards=False, verify=verify)
+    parents = prepare_parents(specs, weights, allow_unnormalized, verify=verify)
     root = check_roots(parents)
     notes = check_files(parents)
     for note in notes:
