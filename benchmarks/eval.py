@@ -115,17 +115,13 @@ def row(phase, mode, items, tokens, seconds, baseline=None):
     return f"| {phase} | {mode} | {items} | {tokens} | {seconds:.2f} | {rates} | {speedup} |"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
-    parser.add_argument("--arch", choices=["llama", "nemotron_h"], default="llama")
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options every eval benchmark shares: where and in what dtype it runs, how many items, the tie rule."""
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     parser.add_argument("--items", type=int, default=32)
-    parser.add_argument("--context-tokens", default="32-256", help="min-max prompt length")
-    parser.add_argument("--continuation-tokens", default="1-64", help="min-max scored continuation length")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--tie-gap",
@@ -133,6 +129,15 @@ def main(argv=None) -> int:
         default=1e-3,
         help="a divergence is excused only where the top-2 logit gap is below this (a near-tie)",
     )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
+    parser.add_argument("--arch", choices=["llama", "nemotron_h"], default="llama")
+    add_run_arguments(parser)
+    parser.add_argument("--context-tokens", default="32-256", help="min-max prompt length")
+    parser.add_argument("--continuation-tokens", default="1-64", help="min-max scored continuation length")
     args = parser.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

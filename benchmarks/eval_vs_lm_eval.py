@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from eval import row, timed, top2_gap  # noqa: E402  (benchmarks/eval.py)
+from eval import DTYPES, add_run_arguments, row, timed, top2_gap  # noqa: E402  (benchmarks/eval.py)
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
@@ -62,7 +62,6 @@ from lineage.io import read_jsonl  # noqa: E402
 from lineage.modeling import SHAPES  # noqa: E402
 
 SAMPLE = REPO / "resources" / "sample"
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 PER_TOKEN_TOLERANCE = 1e-4
 
 
@@ -202,20 +201,9 @@ def parse_args(argv=None):
         default=REPO / "benchmarks" / "out" / "eval_vs_lm_eval",
         help="where the tokenizer and random-init checkpoints are built (and reused)",
     )
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
-    parser.add_argument("--items", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    add_run_arguments(parser)
     parser.add_argument("--warmup-items", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--tie-gap",
-        type=float,
-        default=1e-3,
-        help="a generation divergence is excused only where the top-2 logit gap is below this",
-    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     return parser.parse_args(argv)
 
