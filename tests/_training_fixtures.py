@@ -148,7 +148,7 @@ def run_in_process(script: str, args: list[str]) -> None:
     """Run a training script's main() here (one rank, in-process store): no interpreter start-up."""
     module = __import__(script)
     with one_thread():
-        module.main(module.parse_args(args))
+        module.main(*module.parse_args(args))
 
 
 def launch(script: str, args: list[str], processes: int, timeout: int = 300) -> subprocess.CompletedProcess:

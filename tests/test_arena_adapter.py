@@ -100,7 +100,7 @@ def test_shipped_arena_sample():
 
     sample = Path(__file__).resolve().parents[1] / "resources" / "sample" / "battles_arena.jsonl"
     if not sample.is_file():
-        pytest.skip(f"{sample} does not exist yet; generate it with workflow/scripts/make_sample_data.py")
+        pytest.skip(f"{sample} does not exist yet; generate it with tools/make_sample_data.py")
     raw = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
     result = read_export(sample, "arena", OURS)
     assert not result.quarantine, [q["reason"] for q in result.quarantine]

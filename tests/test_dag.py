@@ -15,16 +15,16 @@ def fresh(tmp_path_factory):
 
 def test_soupF2_eval_plans_the_whole_published_lineage(fresh):
     jobs = planned_jobs("soupF2_eval", cwd=fresh)
-    assert jobs["init_model"] == 1  # the tiny Base
-    assert jobs["train_sft"] == 1 + 3  # stage1_sft; sftw2, sftw4, sftwF
-    assert jobs["train_dpo"] == 4  # dpo1 on the preference mix, dpo2-4 on verifier pairs
+    # Every run is a rule of its own: the tiny Base, the chain, the card's Stage-2 runs.
+    for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF", "soup24", "soupF2"):
+        assert jobs[run] == 1, run
     assert jobs["verifier_pairs"] == 3
-    assert jobs["soup"] == 2  # soup24, soupF2
     for rule in ("read_battles", "clean_battles", "dedup_battles", "split_holdout", "battle_pairs", "general_mix"):
         assert jobs[rule] == 1, rule
     models = 4 + 5  # the chain's stage1_sft, dpo1-3; the card's stage1 (= dpo4), sftw2, sftwF, soup24, soupF2
-    assert jobs["eval_run"] == models  # embedded: all nine benchmark parts of a model in one job
+    assert jobs["evaluate"] == models  # embedded: all nine benchmark parts of a model in one job
     assert jobs["make_eval_table"] == 1
+    assert not {"sftwT", "soupG", "dpo_lr1em6"} & set(jobs)  # ablations are not part of the published table
 
 
 def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path):
@@ -41,58 +41,53 @@ def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path
         + "".join(f"        {bench}: {sample / 'eval' / name}.jsonl\n" for bench, name in items.items())
     )
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
-    models = 5
-    assert "eval_run" not in jobs
-    assert jobs["eval_mmlu"] == 2 * models
-    assert jobs["eval_gsm8k"] == 2 * models
-    assert jobs["eval_ifeval"] == 3 * models
-    assert jobs["eval_degen"] == models
-    assert jobs["eval_margin"] == models
+    models, parts = 5, 2 + 2 + 3 + 1 + 1  # MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
+    assert jobs["evaluate"] == parts * models
 
 
 def test_dag_edges_follow_the_card(fresh):
     edges = dag_edges("soupF2_eval", cwd=fresh)
     lineage = {
-        ("init_model", "train_sft:stage1_sft"),
-        ("train_sft:stage1_sft", "train_dpo:dpo1"),
-        ("train_dpo:dpo1", "verifier_pairs:verifier_dpo2"),
-        ("train_dpo:dpo1", "train_dpo:dpo2"),
-        ("verifier_pairs:verifier_dpo2", "train_dpo:dpo2"),
-        ("train_dpo:dpo2", "verifier_pairs:verifier_dpo3"),
-        ("verifier_pairs:verifier_dpo3", "train_dpo:dpo3"),
-        ("train_dpo:dpo3", "verifier_pairs:verifier_dpo4"),
-        ("verifier_pairs:verifier_dpo4", "train_dpo:dpo4"),
-        ("train_dpo:dpo4", "train_sft:sftw2"),
-        ("train_dpo:dpo4", "train_sft:sftw4"),
-        ("train_dpo:dpo4", "train_sft:sftwF"),
-        ("train_sft:sftw2", "soup:soup24"),
-        ("train_sft:sftw4", "soup:soup24"),
-        ("train_sft:sftwF", "soup:soupF2"),
-        ("soup:soup24", "soup:soupF2"),
-        ("winner_rows:winners_x40", "train_sft:sftw2"),
-        ("general_mix", "train_sft:sftw4"),
-        ("winner_rows:winners", "train_sft:sftwF"),
+        ("base", "stage1_sft"),
+        ("stage1_sft", "dpo1"),
+        ("dpo1", "verifier_pairs:verifier_dpo2"),
+        ("dpo1", "dpo2"),
+        ("verifier_pairs:verifier_dpo2", "dpo2"),
+        ("dpo2", "verifier_pairs:verifier_dpo3"),
+        ("verifier_pairs:verifier_dpo3", "dpo3"),
+        ("dpo3", "verifier_pairs:verifier_dpo4"),
+        ("verifier_pairs:verifier_dpo4", "dpo4"),
+        ("dpo4", "sftw2"),
+        ("dpo4", "sftw4"),
+        ("dpo4", "sftwF"),
+        ("sftw2", "soup24"),
+        ("sftw4", "soup24"),
+        ("sftwF", "soupF2"),
+        ("soup24", "soupF2"),
+        ("winner_rows:winners_x40", "sftw2"),
+        ("general_mix", "sftw4"),
+        ("winner_rows:winners", "sftwF"),
     }
     assert lineage <= edges, lineage - edges
-    for model in ("train_sft:stage1_sft", "train_dpo:dpo1", "train_dpo:dpo2", "train_dpo:dpo3", "train_dpo:dpo4",
-                  "train_sft:sftw2", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
-        evals = {child for parent, child in edges if parent == model and child.startswith("eval_")}
+    for model in ("stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftwF", "soup24", "soupF2"):
+        evals = {child for parent, child in edges if parent == model and child.startswith("evaluate")}
         assert len(evals) == 1, (model, evals)  # one job: MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
         assert all((e, "make_eval_table:eval_table") in edges for e in evals)
 
 
 def test_ablations_plan_every_rejected_run(fresh):
     jobs = planned_jobs("ablations", cwd=fresh)
-    assert jobs["train_dpo"] == 4 + 4  # the chain's dpo1-4 + the four battle-pair DPO doses
-    assert jobs["train_sft"] == 1 + 3 + 6  # stage1_sft, the published three + sftw_lr2em6, sftw_lr1em5,
-    # sftw4_lr2em6, sftwT, sftwFr6, sftwS
-    assert jobs["soup"] == 2 + 5  # soup24, soupF2 + soupT, soupFT3, soupFr, soupG, soup4
+    rejected = ("dpo_lr5em7", "dpo_lr1em6", "dpo_lr2em6", "dpo_sftw2", "sftw_lr2em6", "sftw_lr1em5", "sftw4_lr2em6",
+                "sftwT", "soupT", "soupFT3", "sftwFr6", "soupFr", "soupG", "soup4", "sftwS")
+    published = ("stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF", "soup24", "soupF2")
+    assert all(jobs.get(run) == 1 for run in rejected + published), jobs
+    assert jobs["evaluate"] == 9 + len(rejected)  # the card's nine columns and every rejected run
 
 
 def test_one_run_target_plans_only_its_ancestors(fresh):
     jobs = planned_jobs("sftwF", cwd=fresh)
-    assert jobs["train_sft"] == 1 + 1  # stage1_sft of the chain, then sftwF
-    assert "soup" not in jobs and not any(rule.startswith("eval_") for rule in jobs)
+    assert {"stage1_sft", "dpo4", "sftwF"} <= set(jobs)  # the chain, then sftwF
+    assert not {"sftw2", "sftw4", "soup24", "soupF2", "evaluate"} & set(jobs), jobs
 
 
 def test_an_external_stage1_plans_no_chain_run(fresh, tmp_path):
@@ -102,9 +97,9 @@ def test_an_external_stage1_plans_no_chain_run(fresh, tmp_path):
     overlay = tmp_path / "external.yaml"
     overlay.write_text(f"scales:\n  embedded:\n    stage1:\n      from: external\n      path: {stage1}\n")
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
-    assert jobs["train_sft"] == 3 and jobs["soup"] == 2
-    assert not {"train_dpo", "verifier_pairs", "init_model"} & set(jobs), jobs
-    assert jobs["eval_run"] == 5  # the card's columns only
+    assert all(jobs.get(run) == 1 for run in ("sftw2", "sftw4", "sftwF", "soup24", "soupF2")), jobs
+    assert not {"base", "stage1_sft", "dpo1", "dpo4", "verifier_pairs", "build_tokenizer"} & set(jobs), jobs
+    assert jobs["evaluate"] == 5  # the card's columns only
 
 
 def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):
@@ -112,7 +107,7 @@ def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):
     overlay = tmp_path / "dpo1.yaml"
     overlay.write_text("scales:\n  embedded:\n    stage1:\n      from: dpo1\n")
     audit = planned_jobs("audit", "--configfile", str(overlay), cwd=fresh)
-    assert audit["train_dpo"] == 1 and audit["train_sft"] == 4, audit  # dpo1; stage1_sft, sftw2, sftw4, sftwF
+    assert {"base", "stage1_sft", "dpo1", "sftw2", "sftw4", "sftwF"} <= set(audit), audit
     everything = planned_jobs("all", "--configfile", str(overlay), cwd=fresh)
     for jobs in (audit, everything):
-        assert not {"verifier_pairs", "verifier_audit"} & set(jobs), jobs
+        assert not {"verifier_pairs", "verifier_audit", "dpo2", "dpo3", "dpo4"} & set(jobs), jobs

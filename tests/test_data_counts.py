@@ -23,7 +23,7 @@ CARD = {"battles": 236, "own_better": 106, "other_better": 72, "tie": 34, "both_
 @pytest.fixture(scope="module")
 def stages():
     if not SAMPLE.is_file():
-        pytest.skip(f"{SAMPLE} does not exist yet; generate it with workflow/scripts/make_sample_data.py")
+        pytest.skip(f"{SAMPLE} does not exist yet; generate it with tools/make_sample_data.py")
     read = read_export(SAMPLE)
     cleaned, _ = clean_battles(read.kept)
     preferred, superseded = dedup_preferred(list(enumerate(cleaned, start=1)))

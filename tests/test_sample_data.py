@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "resources" / "sample"
-SCRIPT = ROOT / "workflow" / "scripts" / "make_sample_data.py"
+SCRIPT = ROOT / "tools" / "make_sample_data.py"
 DECISIVE = {"own_better": "own", "other_better": "other"}
 LOSER = {"own_better": "other", "other_better": "own"}
 

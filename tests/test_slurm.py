@@ -79,13 +79,13 @@ def job_ids() -> set[str]:
 def test_profile_builds_the_published_lineage_through_sbatch(cluster, workdir):
     snakemake("soupF2_eval", *PROFILE, cwd=workdir, timeout=1800)
     submitted = submitted_since(set())
-    chain = ("init_model", "train_sft:stage1_sft", "train_dpo:dpo1")  # QUICK's Stage 1 is dpo1
-    for job in (*chain, "train_sft:sftw2", "train_sft:sftw4", "train_sft:sftwF", "soup:soup24", "soup:soupF2"):
+    chain = ("base", "stage1_sft", "dpo1")  # QUICK's Stage 1 is dpo1
+    for job in (*chain, "sftw2", "sftw4", "sftwF", "soup24", "soupF2"):
         assert job in submitted, (job, submitted)
-    assert not any(j.startswith(("verifier_pairs", "train_dpo:dpo2")) for j in submitted)  # past QUICK's Stage 1
+    assert not any(j.startswith(("verifier_pairs", "dpo2")) for j in submitted)  # past QUICK's Stage 1
     assert all(j.split(":")[0] not in ("make_eval_table", "eval_column") for j in submitted)  # local rules
     for run in ("stage1_sft", "sftw2", "sftw4", "sftwF"):
-        log = (workdir / f"logs/embedded/train_sft/{run}.log").read_text()
+        log = (workdir / f"logs/embedded/runs/{run}.log").read_text()
         assert "world size 2" in log, f"{run} did not train with 2 FSDP processes:\n{log[:2000]}"
     assert (workdir / "results/embedded/eval_table.md").is_file()
 
@@ -96,7 +96,7 @@ def test_audit_draws_the_dag_and_writes_the_report(cluster, workdir):
     audit = workdir / "results/embedded/audit"
     for graph in ("rulegraph", "dag"):
         svg = (audit / f"{graph}.svg").read_text()
-        assert svg.lstrip().startswith(("<?xml", "<svg")) and "train_sft" in svg and "soup" in svg
+        assert svg.lstrip().startswith(("<?xml", "<svg")) and "sftwF" in svg and "soupF2" in svg
     report = (audit / "report.html").read_text()
     assert "<html" in report.lower() and "eval_table" in report and "loss_curves" in report
     lineage = (audit / "lineage.tsv").read_text()
@@ -110,9 +110,9 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
     # The plan for the published model: sftwF, soupF2, their benchmarks and the table; nothing else.
     plan = planned_jobs("soupF2_eval", *changed, cwd=workdir)
     assert plan == {
-        "train_sft": 1,
-        "soup": 1,
-        "eval_run": 2,
+        "sftwF": 1,
+        "soupF2": 1,
+        "evaluate": 2,
         "eval_column": 1,
         "make_eval_table": 1,
         "soupF2_eval": 1,
@@ -120,7 +120,7 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
     # Through sbatch (the models; their evals are the same rules as above): exactly sftwF and soupF2.
     seen = job_ids()
     snakemake("soupF2", *changed, cwd=workdir, timeout=1800)
-    assert submitted_since(seen) == ["soup:soupF2", "train_sft:sftwF"]
+    assert submitted_since(seen) == ["sftwF", "soupF2"]
     # ...and a second run submits nothing.
     seen = job_ids()
     assert planned_jobs("soupF2", *changed, cwd=workdir) == {}
@@ -133,18 +133,18 @@ def test_scancel_mid_run_is_detected_and_the_rerun_resumes(cluster, workdir):
     cmd = [sys.executable, "-m", "snakemake", target, *PROFILE, "--retries", "0"]
     run = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        job = _wait_for_saved_state(f"rule_train_sft_wildcards_{target}", state, timeout=900)
+        job = _wait_for_saved_state(f"rule_{target}", state, timeout=900)
         subprocess.run(["scancel", job], check=True)
         out, _ = run.communicate(timeout=600)
     finally:
         if run.poll() is None:
             run.kill()
     assert run.returncode != 0, out
-    assert "Error in rule train_sft" in out or "failed" in out.lower(), out[-3000:]
+    assert f"Error in rule {target}" in out or "failed" in out.lower(), out[-3000:]
     assert not (workdir / "results/embedded/models/sftwS").exists()  # no half-written checkpoint
 
     snakemake(target, *PROFILE, cwd=workdir, timeout=1200)
-    log = (workdir / "logs/embedded/train_sft/sftwS.log").read_text()
+    log = (workdir / "logs/embedded/runs/sftwS.log").read_text()
     assert "resumed from" in log, log[:3000]
     assert (workdir / "results/embedded/models/sftwS/lineage.json").is_file()
 

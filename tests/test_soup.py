@@ -27,7 +27,6 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 import soup as soup_cli
-from lineage import soup as soup_lib
 from lineage.checkpoint import (
     init_root,
     lineage_record,
@@ -47,7 +46,10 @@ from lineage.shards import (
     shown_dtype,
     write_safetensors,
 )
-from lineage.soup import SoupError, make_soup, trace_root
+from lineage.io import sha256_file
+from lineage.soup import methods
+from lineage.soup.checks import SoupError, read_layout, trace_root
+from lineage.soup.stream import make_soup
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLE = REPO / "resources" / "bundle"
@@ -152,7 +154,7 @@ def test_numpy_average_rounds_exactly_as_torch_over_every_bit_pattern(name):
     count = got.numel()
     as_numpy = np.dtype(shown_dtype(name))
     with np.errstate(all="ignore"):  # NaN and inf patterns average silently, as in torch
-        soup_lib.average_into(got.view(unsigned).numpy().view(as_numpy),
+        methods.linear(got.view(unsigned).numpy().view(as_numpy),
                               [t.view(unsigned).numpy().view(as_numpy) for t in (first, second)],
                               [wide(w) for w in weights], np.empty(count, wide), np.empty(count, wide))
     nan = expected.float().isnan()
@@ -456,7 +458,7 @@ def _fail_on_call(real, number):
 @pytest.mark.parametrize("where", ["average", "writer thread"])
 def test_interrupted_soup_leaves_nothing_and_a_rerun_completes(tmp_path, runs, monkeypatch, where):
     if where == "average":
-        monkeypatch.setattr(soup_lib, "average_into", _fail_on_call(soup_lib.average_into, 6))
+        monkeypatch.setitem(methods.METHODS, "linear", _fail_on_call(methods.linear, 6))
     else:
         monkeypatch.setattr(_ShardStream, "feed", _fail_on_call(_ShardStream.feed, 1))
     pair = [("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])]
@@ -473,16 +475,16 @@ def test_killed_soup_leaves_no_output_and_the_rerun_clears_its_leftovers(tmp_pat
     child = textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from lineage import soup
-        real, calls = soup.average_into, []
-        def average_into(*args):
+        from lineage.soup import methods, stream
+        real, calls = methods.linear, []
+        def linear(*args):
             real(*args)
             calls.append(1)
             if len(calls) == 8:
                 Path({str(marker)!r}).touch()
                 time.sleep(60)
-        soup.average_into = average_into
-        soup.make_soup([("a", {str(runs["sftw2"])!r}), ("b", {str(runs["sftw4"])!r})], {str(out)!r}, run="soup24",
+        methods.METHODS["linear"] = linear
+        stream.make_soup([("a", {str(runs["sftw2"])!r}), ("b", {str(runs["sftw4"])!r})], {str(out)!r}, run="soup24",
                        max_shard_bytes={SHARD // 4})
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO / "workflow" / "scripts")}
@@ -535,14 +537,14 @@ def test_writer_output_is_byte_identical_to_safetensors(tmp_path):
     save_file(sample, tmp_path / "ref.safetensors", metadata={"format": "pt"})
     digest = write_safetensors(tmp_path / "ours.safetensors", sample, {"format": "pt"})
     assert (tmp_path / "ours.safetensors").read_bytes() == (tmp_path / "ref.safetensors").read_bytes()
-    assert digest == soup_lib.sha256_file(tmp_path / "ref.safetensors")
+    assert digest == sha256_file(tmp_path / "ref.safetensors")
 
 
 def test_truncated_shard_header_is_refused(tmp_path, runs):
     shard = runs["sftw4"] / shard_files(runs["sftw4"])[0]
     shard.write_bytes(shard.read_bytes()[:-10])
     with pytest.raises(CheckpointError, match=r"the shard is truncated"):
-        soup_lib.read_layout(runs["sftw4"])
+        read_layout(runs["sftw4"])
 
 
 @pytest.mark.parametrize("background", [False, True])
@@ -561,7 +563,7 @@ def test_planned_writer_streams_mixed_dtypes_into_loadable_shards(tmp_path, back
     for name, tensor in tensors(tmp_path).items():
         assert tensor.dtype == sample[name].dtype and torch.equal(tensor, sample[name]), name
     for file, digest in writer.sha256.items():
-        assert soup_lib.sha256_file(tmp_path / file) == digest
+        assert sha256_file(tmp_path / file) == digest
 
 
 def test_planned_writer_refuses_a_short_stream(tmp_path):

@@ -51,10 +51,22 @@ def planned_jobs(*args: str, cwd: Path = REPO) -> dict[str, int]:
 
 def dag_edges(*args: str, cwd: Path = REPO) -> set[tuple[str, str]]:
     """Edges of `snakemake --dag` as ('rule[:wildcards]', 'rule[:wildcards]') pairs (parent, child)."""
-    dot = snakemake(*args, "--dag", cwd=cwd).stdout
-    labels = {}
-    for node, label in re.findall(r'^\s*(\d+)\[label = "([^"]*)"', dot, flags=re.M):
+    return dag_jobs(*args, cwd=cwd)[1]
+
+
+def dag_jobs(*args: str, cwd: Path = REPO) -> tuple[dict[str, bool], set[tuple[str, str]]]:
+    """Jobs of `snakemake --dag` as {'rule[:wildcards]': will it run} (solid nodes run, dashed
+    ones are up to date), and its edges (parent, child)."""
+    dot = snakemake(*args, "--dag", "dot", cwd=cwd).stdout
+    return parse_dot(dot)
+
+
+def parse_dot(dot: str) -> tuple[dict[str, bool], set[tuple[str, str]]]:
+    labels, runs = {}, {}
+    for node, label, style in re.findall(r'^\s*(\d+)\[label = "([^"]*)".*?style="([^"]*)"', dot, flags=re.M):
         rule, *wildcards = label.split("\\n")
         values = [w.split(": ", 1)[1] for w in wildcards if ": " in w]
         labels[node] = ":".join([rule, *values])
-    return {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M)}
+        runs[labels[node]] = "dashed" not in style
+    edges = {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M)}
+    return runs, edges

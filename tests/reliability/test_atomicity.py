@@ -17,11 +17,11 @@ import pytest
 from _eval_fixtures import make_checkpoint, write_items
 from _training_fixtures import REPO, build_base, run_in_process, train_args
 
-import eval_benchmark
+import eval_model
 import read_battles
 from lineage.evaluation import tasks
 from lineage.io import DiskFullError, write_jsonl
-from lineage.soup import make_soup
+from lineage.soup.stream import make_soup
 
 EXPORT = REPO / "resources" / "sample" / "battles.jsonl"
 TMPFS_BYTES = 2 * 1024**2
@@ -101,11 +101,10 @@ def test_soup_on_a_full_disk(small_disk, base, tmp_path):
 def test_eval_on_a_full_disk(small_disk, tmp_path):
     model, items = make_checkpoint(tmp_path / "ckpt", run="pico"), write_items(tmp_path / "items")
     disk = small_disk(0)
-    argv = ["--benchmark", "gsm8k", "--model", str(model), "--items", str(items["gsm8k"]), "--part", "A",
-            "--sample", "2", "--max-new-tokens", "4", "--out-json", str(disk / "gsm8k_A.json"),
-            "--out-records", str(disk / "gsm8k_A.records.jsonl")]
+    argv = ["--model", str(model), "--items", f"gsm8k={items['gsm8k']}", "--sizes", "gsm8k=2,2", "--parts", "gsm8k_A",
+            "--max-new-tokens", "4", "--out-dir", str(disk)]
     with pytest.raises(DiskFullError, match=r"No space left on device"):
-        eval_benchmark.main(argv)
+        eval_model.main(argv)
     assert leftovers(disk) == []
 
 
@@ -143,10 +142,9 @@ def test_an_eval_interrupted_midway_leaves_no_result(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tasks, "generate_greedy", failing)
     out = tmp_path / "out"
-    argv = ["--benchmark", "gsm8k", "--model", str(model), "--items", str(items["gsm8k"]), "--part", "A",
-            "--sample", "4", "--batch-size", "2", "--max-new-tokens", "4",
-            "--out-json", str(out / "gsm8k_A.json"), "--out-records", str(out / "gsm8k_A.records.jsonl")]
+    argv = ["--model", str(model), "--items", f"gsm8k={items['gsm8k']}", "--sizes", "gsm8k=4,4", "--parts", "gsm8k_A",
+            "--batch-size", "2", "--max-new-tokens", "4", "--out-dir", str(out)]
     with pytest.raises(KeyboardInterrupt):
-        eval_benchmark.main(argv)
+        eval_model.main(argv)
     assert len(calls) == 1 and len(calls[0]) == 4
     assert not out.exists() or os.listdir(out) == []

@@ -9,7 +9,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from lineage.config_checks import ConfigError, check_config
+from lineage.canonical import numbers_by_schema
+from lineage.runs import ConfigError, build_lineage
 from workflow_helpers import REPO, snakemake
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -17,8 +18,10 @@ CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 
 
 def validate(config):
+    """What rules/common.smk does: numbers by schema, the schema, then the lineage's own checks."""
+    config = numbers_by_schema(config, SCHEMA)
     jsonschema.Draft202012Validator(SCHEMA).validate(config)
-    check_config(config, base_dir=REPO)
+    return build_lineage(config, base_dir=REPO)
 
 
 def mutated(**changes):

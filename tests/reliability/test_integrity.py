@@ -12,7 +12,7 @@ from _training_fixtures import build_base, run_in_process, train_args
 
 from lineage.checkpoint import LINEAGE_NAME, load_model, verify_checkpoint
 from lineage.shards import CheckpointError, shard_files
-from lineage.soup import make_soup
+from lineage.soup.stream import make_soup
 
 
 @pytest.fixture(scope="module")

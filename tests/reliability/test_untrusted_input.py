@@ -20,7 +20,7 @@ from lineage.battles import read_export, validate_battle
 from lineage.checkpoint import load_model, read_lineage, write_lineage
 from lineage.io import DataError
 from lineage.shards import CheckpointError
-from lineage.soup import make_soup
+from lineage.soup.stream import make_soup
 from workflow_helpers import REPO
 
 SAMPLES = {

@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 from lineage.shards import CheckpointError
-from lineage.soup import VERIFY_MODES, SoupError, make_soup
+from lineage.soup.checks import SoupError
+from lineage.soup.methods import METHODS
+from lineage.soup.stream import VERIFY_MODES, make_soup
 
 UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parent", action="append", type=parse_parent, required=True, metavar="NAME=DIR",
                         help="a checkpoint to average; give two or more (the first supplies config, tokenizer, bundle)")
+    parser.add_argument("--method", choices=sorted(METHODS), default="linear",
+                        help="how parents are combined (lineage/soup/methods.py); linear: the weighted average")
     parser.add_argument("--weights", type=parse_weights, default=None, metavar="W1,W2,...",
                         help="weights in --parent order (default equal); they must sum to 1")
     parser.add_argument("--allow-unnormalized", action="store_true",
@@ -73,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         record = make_soup(
             args.parent, args.out, run=args.run, weights=args.weights, allow_unnormalized=args.allow_unnormalized,
             max_shard_bytes=args.max_shard_bytes, progress=False if args.no_progress else None, verify=args.verify,
+            method=args.method,
             log=lambda message: print(message, file=sys.stderr),
         )
     except (SoupError, CheckpointError) as err:

@@ -27,7 +27,7 @@ from lineage.chat import completion_logprob_inputs, load_bundle
 from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
-from lineage.training.config import add_training_args, check_args, recipe_hash
+from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
 from lineage.training.data import BatchPlan, collate, load_rows, rank_rows, sample_order
 from lineage.training.fsdp import load_sharded_model
@@ -35,17 +35,14 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid, sequence_logprobs
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
+from lineage.training.recipe import DpoRecipe
 
 STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_chosen", "ref_logp_rejected")
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="DPO on preference pairs (sigmoid loss, frozen reference)")
-    add_training_args(parser, lr=1e-6)
-    parser.add_argument("--beta", type=float, default=0.1, help="DPO inverse temperature")
-    args = parser.parse_args(argv)
-    check_args(args)
-    return args
+def parse_args(argv=None) -> tuple[argparse.Namespace, DpoRecipe]:
+    parser = training_parser("DPO on preference pairs (sigmoid loss, frozen reference)", DpoRecipe)
+    return parse_training_args(parser, DpoRecipe, argv)
 
 
 def completion_text(value, field: str, index: int) -> str:
@@ -82,29 +79,29 @@ def tokenize_pairs(tokenizer, raw, system_prompt, max_length, truncation):
     return pairs, f"{len(pairs)}/{len(raw)} pairs kept (dropped: {drops})", dict(dropped)
 
 
-def main(args) -> int:
+def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
     started = time.time()
     env = tdist.init_distributed(args.device)
     try:
         parent = verify_parent(args, env)
-        plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
+        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
 
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
         tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
         raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
         pairs, summary_line, dropped = tokenize_pairs(
-            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation
+            tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation
         )
         tdist.print0(f"data: {summary_line}")
         if not pairs:
             raise DataError(
                 f"no usable pairs in {', '.join(args.data)}; raise --max-length or pass --truncation truncate"
             )
-        order = sample_order(len(pairs), args.steps * plan.global_rows, args.seed)
+        order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
         tdist.print0(
             f"batch: {plan.global_rows} pairs = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
-            f"{plan.world_size} ranks; {args.steps} steps = {args.steps * plan.global_rows / len(pairs):.2f} epochs"
+            f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(pairs):.2f} epochs"
         )
 
         def step_data(step: int) -> StepData:
@@ -117,9 +114,9 @@ def main(args) -> int:
             return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=tokens)
 
         policy = load_sharded_model(
-            args.init, env, precision=args.precision, activation_checkpointing=args.activation_checkpointing
+            args.init, env, precision=recipe.precision, activation_checkpointing=recipe.activation_checkpointing
         )
-        reference = load_sharded_model(args.init, env, precision=args.precision, trainable=False)
+        reference = load_sharded_model(args.init, env, precision=recipe.precision, trainable=False)
 
         def loss_fn(model, micro):
             chosen, rejected = sequence_logprobs(model(input_ids=micro["input_ids"]).logits, micro["labels"]).chunk(2)
@@ -127,7 +124,7 @@ def main(args) -> int:
                 ref_chosen, ref_rejected = sequence_logprobs(
                     reference(input_ids=micro["input_ids"]).logits, micro["labels"]
                 ).chunk(2)
-            loss, reward_chosen, reward_rejected = dpo_sigmoid(chosen, rejected, ref_chosen, ref_rejected, args.beta)
+            loss, reward_chosen, reward_rejected = dpo_sigmoid(chosen, rejected, ref_chosen, ref_rejected, recipe.beta)
             margin = reward_chosen - reward_rejected
             stats = {
                 "reward_chosen": reward_chosen.sum(),
@@ -142,14 +139,15 @@ def main(args) -> int:
         total, active = count_params(policy)
         tdist.print0(
             f"model: {type(policy).__name__}, {total:,} parameters ({active:,} active), world size "
-            f"{env.world_size}, {args.precision}, device {env.device}; reference frozen"
+            f"{env.world_size}, {recipe.precision}, device {env.device}; reference frozen"
         )
         optimizer = build_optimizer(
-            policy, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay, eps=args.adam_eps
+            policy, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
         )
-        run_hash = recipe_hash(args, data_records, parent)
+        run_hash = resume_hash(recipe, data_records, parent)
         summary = train(
             args,
+            recipe,
             env,
             policy,
             optimizer,
@@ -162,6 +160,7 @@ def main(args) -> int:
         )
         save_final(
             args,
+            recipe,
             env,
             policy,
             kind="dpo",
@@ -180,4 +179,4 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(parse_args()))
+    sys.exit(main(*parse_args()))

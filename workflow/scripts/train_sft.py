@@ -32,7 +32,7 @@ from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
 from lineage.training import varlen_attention
-from lineage.training.config import add_training_args, check_args, recipe_hash
+from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
 from lineage.training.data import (
     BatchPlan,
@@ -48,6 +48,7 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import chunked_token_loss_sum, token_loss_sum, trained_token_count
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
+from lineage.training.recipe import SftRecipe
 
 
 PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
@@ -55,72 +56,31 @@ PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after 
 PACKABLE_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Supervised fine-tuning on chat rows (assistant-only loss)")
-    add_training_args(parser, lr=5e-6)
-    speed = parser.add_argument_group("throughput (change the result only by float rounding)")
-    speed.add_argument(
-        "--packing",
-        action="store_true",
-        help="pack each rank's rows of a step into sequences of --pack-tokens (attention within a row); "
-        "--micro-batch-rows then only has to divide the global batch",
-    )
-    speed.add_argument(
-        "--pack-tokens", type=int, default=None, help="tokens per packed micro-batch (default: --max-length)"
-    )
-    speed.add_argument(
-        "--packed-attention",
-        choices=("sdpa", "flex_attention", varlen_attention.NAME),
-        default="sdpa",
-        help="how packed rows are kept apart: sdpa with a dense row mask (no compilation, computes the masked "
-        "blocks too), FlexAttention with a block mask (skips them; compiles kernels on first use), or varlen: "
-        "FlashAttention's variable-length kernel over the row boundaries (skips them; CUDA only)",
-    )
-    speed.add_argument(
-        "--ce-chunk-tokens",
-        type=int,
-        default=0,
-        help="cross-entropy over labelled tokens this many at a time, recomputed in backward (0 = per row)",
-    )
-    speed.add_argument("--compile", action="store_true", help="torch.compile each transformer block")
-    args = parser.parse_args(argv)
-    check_args(args)
-    check_speed_args(args)
-    return args
+def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
+    parser = training_parser("Supervised fine-tuning on chat rows (assistant-only loss)", SftRecipe)
+    args, recipe = parse_training_args(parser, SftRecipe, argv)
+    if recipe.packed_attention == varlen_attention.NAME and args.device == "cpu":
+        parser.error("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
+    return args, recipe
 
 
-def check_speed_args(args) -> None:
-    if (args.pack_tokens is not None or args.packed_attention != "sdpa") and not args.packing:
-        raise ValueError("--pack-tokens and --packed-attention need --packing")
-    if args.packing:
-        args.pack_tokens = args.pack_tokens or args.max_length
-        if args.pack_tokens < args.max_length:
-            raise ValueError(
-                f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a longest row would not fit"
-            )
-    if args.packed_attention == varlen_attention.NAME and args.device == "cpu":
-        raise ValueError("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
-    if args.ce_chunk_tokens < 0:
-        raise ValueError(f"--ce-chunk-tokens must be 0 (off) or positive, got {args.ce_chunk_tokens}")
-
-
-def longest_packed_row(args) -> int:
+def longest_packed_row(recipe: SftRecipe) -> int:
     """A bound on the longest row of a pack: --max-length, or the padding tail (under PACK_MULTIPLE).
 
     The varlen kernel launches work for this many positions of every row and skips what lies past
     a row's end, so the pack length (up to 32k) would cost it 8x the blocks of a 4k bound. One
     fixed value keeps compiled blocks from specialising on it.
     """
-    return min(args.pack_tokens, max(args.max_length, PACK_MULTIPLE))
+    return min(recipe.tokens_per_pack, max(recipe.max_length, PACK_MULTIPLE))
 
 
-def attention_implementation(args) -> str | None:
+def attention_implementation(recipe: SftRecipe) -> str | None:
     """The attn_implementation to build the model with (None: transformers' default for it)."""
-    if not args.packing:
+    if not recipe.packing:
         return None
-    if args.packed_attention == varlen_attention.NAME:
+    if recipe.packed_attention == varlen_attention.NAME:
         varlen_attention.register()
-    return args.packed_attention
+    return recipe.packed_attention
 
 
 def check_packable(init) -> None:
@@ -133,7 +93,7 @@ def check_packable(init) -> None:
         )
 
 
-def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
+def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
     """Tokenize --data and return (step_data, stats, data records); every rank does the same work.
 
     Tokenizing on every rank is cheap and needs no broadcast. step_data(step) gives this rank's
@@ -145,8 +105,8 @@ def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
         tokenizer,
         (r["messages"] for r in raw),
         system_prompt=bundle.system_prompt,
-        max_length=args.max_length,
-        truncation=args.truncation,
+        max_length=recipe.max_length,
+        truncation=recipe.truncation,
     )
     tdist.print0(f"data: {stats.summary()}")
     if not rows:
@@ -154,26 +114,26 @@ def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
             f"no trainable rows in {', '.join(args.data)} ({stats.summary()}); "
             "raise --max-length or pass --truncation truncate"
         )
-    order = sample_order(len(rows), args.steps * plan.global_rows, args.seed)
-    if args.packing:
+    order = sample_order(len(rows), recipe.steps * plan.global_rows, recipe.seed)
+    if recipe.packing:
         tdist.print0(
-            f"packing: each rank's rows of a step in sequences of {args.pack_tokens} tokens, "
-            f"rows kept apart by {args.packed_attention}"
+            f"packing: each rank's rows of a step in sequences of {recipe.tokens_per_pack} tokens, "
+            f"rows kept apart by {recipe.packed_attention}"
         )
     tdist.print0(
         f"batch: {plan.global_rows} rows = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
-        f"{plan.world_size} ranks; {args.steps} steps = {args.steps * plan.global_rows / len(rows):.2f} epochs"
+        f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(rows):.2f} epochs"
     )
     lengths = [len(r.input_ids) for r in rows]
     # FlexAttention compiles its block mask per shape: packs keep one length. Elsewhere a pack ends
     # soon after its last row (a multiple of PACK_MULTIPLE tokens, so compiled blocks see few shapes).
-    pack_multiple = None if args.packed_attention == "flex_attention" else PACK_MULTIPLE
+    pack_multiple = None if recipe.packed_attention == "flex_attention" else PACK_MULTIPLE
 
     def step_data(step: int) -> StepData:
-        if args.packing:
-            groups = packed_rank_rows(order, step, plan, env.rank, lengths, args.pack_tokens)
+        if recipe.packing:
+            groups = packed_rank_rows(order, step, plan, env.rank, lengths, recipe.tokens_per_pack)
             micro = [
-                collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, args.pack_tokens, pack_multiple)
+                collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, recipe.tokens_per_pack, pack_multiple)
                 for ids in groups
             ]
         else:
@@ -188,11 +148,11 @@ def prepare_data(args, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
     return step_data, stats, data_records
 
 
-def sft_loss(args):
+def sft_loss(recipe: SftRecipe):
     """loss_fn(model, micro) for the loop: summed cross-entropy of the labelled tokens."""
 
-    varlen = args.packed_attention == varlen_attention.NAME
-    longest = longest_packed_row(args) if varlen else None
+    varlen = recipe.packed_attention == varlen_attention.NAME
+    longest = longest_packed_row(recipe) if varlen else None
 
     def loss_fn(model, micro):
         inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
@@ -200,48 +160,49 @@ def sft_loss(args):
             inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
             inputs |= dict(max_length_q=longest, max_length_k=longest)
         logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
-        if args.ce_chunk_tokens:
-            return chunked_token_loss_sum(logits, micro["labels"], args.ce_chunk_tokens), {}
+        if recipe.ce_chunk_tokens:
+            return chunked_token_loss_sum(logits, micro["labels"], recipe.ce_chunk_tokens), {}
         return token_loss_sum(logits, micro["labels"]), {}
 
     return loss_fn
 
 
-def main(args) -> int:
+def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
     started = time.time()
     env = tdist.init_distributed(args.device)
     try:
         parent = verify_parent(args, env)
-        if args.packing:
+        if recipe.packing:
             check_packable(args.init)
-        plan = BatchPlan(args.global_batch_rows, args.micro_batch_rows, env.world_size)
+        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
 
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
-        step_data, stats, data_records = prepare_data(args, env, plan, tokenizer, bundle)
-        loss_fn = sft_loss(args)
+        step_data, stats, data_records = prepare_data(args, recipe, env, plan, tokenizer, bundle)
+        loss_fn = sft_loss(recipe)
 
         # Model and optimizer
         model = load_sharded_model(
             args.init,
             env,
-            precision=args.precision,
-            activation_checkpointing=args.activation_checkpointing,
-            attn_implementation=attention_implementation(args),
-            compile_blocks=args.compile,
+            precision=recipe.precision,
+            activation_checkpointing=recipe.activation_checkpointing,
+            attn_implementation=attention_implementation(recipe),
+            compile_blocks=recipe.compile,
         )
         total, active = count_params(model)
         tdist.print0(
             f"model: {type(model).__name__}, {total:,} parameters ({active:,} active), world size {env.world_size}, "
-            f"{args.precision}, device {env.device}"
+            f"{recipe.precision}, device {env.device}"
         )
         optimizer = build_optimizer(
-            model, lr=args.lr, betas=args.adam_betas, weight_decay=args.weight_decay, eps=args.adam_eps
+            model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
         )
 
-        run_hash = recipe_hash(args, data_records, parent)
+        run_hash = resume_hash(recipe, data_records, parent)
         summary = train(
             args,
+            recipe,
             env,
             model,
             optimizer,
@@ -253,6 +214,7 @@ def main(args) -> int:
         )
         save_final(
             args,
+            recipe,
             env,
             model,
             kind="sft",
@@ -271,4 +233,4 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(parse_args()))
+    sys.exit(main(*parse_args()))

@@ -15,18 +15,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lineage.evaluation.registry import BENCHMARKS
 from lineage.io import DataError, read_jsonl
 
 PART_NAMES = ("A", "B", "C")
 
 # Per benchmark: the id field and the fields (with their types) every item must carry.
-SCHEMAS: dict[str, tuple[str, dict[str, type | tuple[type, ...]]]] = {
-    "mmlu": ("id", {"subject": str, "question": str, "choices": list, "answer": int}),
-    "gsm8k": ("id", {"question": str, "answer": str}),
-    "ifeval": ("key", {"prompt": str, "instruction_id_list": list, "kwargs": list}),
-    "degen": ("id", {"messages": list}),
-    "margin": ("battle_id", {"messages": list, "chosen": str, "rejected": str}),
-}
+SCHEMAS = {b.name: (b.id_field, b.fields) for b in BENCHMARKS.values()}
 
 
 def item_id(benchmark: str, item: Mapping[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 lm-eval's IFEval module asks NLTK's downloader for punkt_tab at import time when the model is
 missing, and two of its checkers crash later without it. The project installs the English
-punkt_tab files once into `<venv>/nltk_data` (`workflow/scripts/install_punkt.py`); this module
+punkt_tab files once into `<venv>/nltk_data` (`tools/install_punkt.py`); this module
 points NLTK there before lm-eval is imported and refuses to go on when the files are absent.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 PUNKT_FILES = ("collocations.tab", "sent_starters.txt", "abbrev_types.txt", "ortho_context.tab")
-SETUP_COMMAND = ".venv/bin/python workflow/scripts/install_punkt.py --target .venv/nltk_data"
+SETUP_COMMAND = ".venv/bin/python tools/install_punkt.py --target .venv/nltk_data"
 
 
 class PunktMissingError(RuntimeError):

@@ -1,6 +1,6 @@
 """The card's evaluation table: its rows, our runs as columns, and the card's published values.
 
-Rows and their formatting follow the card: MMLU, GSM8K and instruction following in percent
+Rows (from lineage/evaluation/registry.py) and their formatting follow the card: MMLU, GSM8K and instruction following in percent
 with one decimal, "A / B" in one cell; Gen degen and the battle margin as fractions with three
 decimals. `resources/card_eval_table.tsv` is the card's table transcribed verbatim; its
 column headers are mapped to run names here.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lineage.evaluation.registry import BENCHMARKS
 from lineage.io import DataError
 
 MISSING = "—"
@@ -30,14 +31,8 @@ class Row:
     percent: bool
 
 
-ROWS = (
-    Row("MMLU A / B", "MMLU A / B (1000 each)", "mmlu", ("A", "B"), True),
-    Row("GSM8K A / B", "GSM8K A / B (300 each)", "gsm8k", ("A", "B"), True),
-    Row("Instruction-following A / B", "Instruction-following A / B", "ifeval", ("A", "B"), True),
-    Row("Instruction-following C", "Instruction-following C (753)", "ifeval", ("C",), True),
-    Row("Gen degen (lower better)", "Gen degen (lower better)", "degen", (None,), False),
-    Row("Battle holdout margin acc", "Battle holdout margin acc", "margin", (None,), False),
-)
+# The card's rows, in its order, from the benchmark registry.
+ROWS = tuple(Row(r.label, r.card_label, b.name, r.parts, r.percent) for b in BENCHMARKS.values() for r in b.rows)
 WHOLE_SET = {r.benchmark for r in ROWS if r.parts == (None,)}
 CARD_COLUMNS = {
     "Stage-1 dpo4/124": "stage1",

@@ -3,6 +3,7 @@
 dist (process group from the launcher's environment), fsdp (sharded model from a checkpoint),
 data (batch geometry and a data order that is a pure function of the step), losses (summed
 token and sequence terms), optim (AdamW, schedules, clipping), state (resumable state outside
-the declared output), metrics (step lines, MFU, metrics.jsonl), config (the shared
-command-line flags), loop (the step itself), output (verify the parent, write the child).
+the declared output), metrics (step lines, MFU, metrics.jsonl), recipe (every value that shapes
+the weights, documented), cli (the shared command line), loop (the step itself), output (verify
+the parent, write the child).
 """

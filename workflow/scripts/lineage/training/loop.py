@@ -20,6 +20,7 @@ from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
 from lineage.training.preemption import Preempted, StopRequest
+from lineage.training.recipe import TrainRecipe
 from lineage.training.state import COMPLETE, latest_state, load_state, recipe_state_dir, save_state, state_name
 
 
@@ -38,6 +39,7 @@ LossFn = Callable[[torch.nn.Module, dict[str, torch.Tensor]], tuple[torch.Tensor
 
 def train(
     args: argparse.Namespace,
+    recipe: TrainRecipe,
     env: DistEnv,
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -49,18 +51,18 @@ def train(
     active_params: int,
     recipe_hash: str,
 ) -> dict[str, Any]:
-    """Run optimizer steps from the last saved state (or 0) to args.steps; return totals.
+    """Run optimizer steps from the last saved state (or 0) to recipe.steps; return totals.
 
     Every stat is averaged over the global normaliser and written to --metrics; those in
     `shown` also go on the step line. On SIGTERM or SIGUSR1 every rank stops after the same
     step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
     with StopRequest() as stop:
-        return _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
-                      stop)
+        return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params,
+                      recipe_hash, stop)
 
 
-def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
+def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
            stop: StopRequest) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
@@ -75,13 +77,13 @@ def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, a
             totals.update(meta.get("totals", {}))
             print0(f"resumed from {resumed} (step {start})")
     metrics = MetricsFile(args.metrics, start, env.is_main)
-    peak = peak_flops(env.device, args.precision, args.peak_flops)
+    peak = peak_flops(env.device, recipe.precision, args.peak_flops)
     names = ("loss", *stat_names)
 
-    for step in range(start, args.steps):
+    for step in range(start, recipe.steps):
         t0 = time.perf_counter()
-        lr = args.lr * lr_multiplier(
-            step, steps=args.steps, warmup=args.warmup_steps, schedule=args.schedule, min_ratio=args.min_lr_ratio
+        lr = recipe.lr * lr_multiplier(
+            step, steps=recipe.steps, warmup=recipe.warmup_steps, schedule=recipe.schedule, min_ratio=recipe.min_lr_ratio
         )
         set_lr(optimizer, lr)
         data = step_data(step)
@@ -91,14 +93,15 @@ def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, a
         )
         normalizer, tokens = int(counts[0]), int(counts[1])
         if counts[2] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
-            _stop(args, env, model, optimizer, state_dir, step, {"recipe_hash": recipe_hash, "totals": totals}, stop)
+            _stop(args, recipe.steps, env, model, optimizer, state_dir, step,
+                  {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for micro in data.micro_batches:
             micro = {key: value.to(env.device, non_blocking=True) for key, value in micro.items()}
             loss_sum, stats = loss_fn(model, micro)
             (loss_sum / max(normalizer, 1)).backward()
             sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
-        grad_norm = clip_grad_norm(model, args.grad_clip)
+        grad_norm = clip_grad_norm(model, recipe.grad_clip)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
@@ -116,7 +119,7 @@ def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, a
         print0(
             step_line(
                 step + 1,
-                args.steps,
+                recipe.steps,
                 values["loss"],
                 lr,
                 grad_norm,
@@ -153,9 +156,10 @@ def _train(args, env, model, optimizer, step_data, loss_fn, stat_names, shown, a
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
-def _stop(args, env, model, optimizer, state_dir, done: int, meta: dict[str, Any], stop: StopRequest) -> None:
-    """Save the state after `done` steps (unless that state exists) and raise Preempted."""
-    why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{args.steps}"
+def _stop(args, steps: int, env, model, optimizer, state_dir, done: int, meta: dict[str, Any],
+          stop: StopRequest) -> None:
+    """Save the state after `done` of `steps` steps (unless that state exists) and raise Preempted."""
+    why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{steps}"
     if state_dir is None:
         raise Preempted(f"{why}; no --state-dir, so the rerun starts over")
     if done == 0:

@@ -11,7 +11,8 @@ import math
 import torch
 from torch.distributed.tensor import DTensor
 
-SCHEDULES = ("cosine", "constant", "linear")
+from lineage.training.recipe import SCHEDULES
+
 
 
 def build_optimizer(

@@ -15,9 +15,9 @@ import torch
 import torch.distributed as dist
 
 from lineage.checkpoint import init_root, lineage_record, parent_entry, save_checkpoint, verify_checkpoint
-from lineage.training.config import recipe
 from lineage.training.dist import DistEnv, barrier
 from lineage.training.fsdp import PRECISIONS, gather_full_state_dict
+from lineage.training.recipe import TrainRecipe
 
 
 def verify_parent(args: argparse.Namespace, env: DistEnv) -> dict[str, Any]:
@@ -38,6 +38,7 @@ def verify_parent(args: argparse.Namespace, env: DistEnv) -> dict[str, Any]:
 
 def save_final(
     args: argparse.Namespace,
+    recipe: TrainRecipe,
     env: DistEnv,
     model: torch.nn.Module,
     *,
@@ -48,7 +49,8 @@ def save_final(
     started: float,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Gather the weights to rank 0 and write --out (bf16 at --precision bf16, else fp32)."""
+    """Gather the weights to rank 0 and write --out (bf16 at precision bf16, else fp32); lineage.json
+    records the recipe verbatim."""
     state = gather_full_state_dict(model)
     if env.is_main:
         config = model.config
@@ -58,7 +60,7 @@ def save_final(
             kind=kind,
             root=init_root(parent),
             parents=[parent_entry(parent.get("run", args.init.name), args.init)],
-            recipe=recipe(args),
+            recipe=recipe.as_dict(),
             data=data_records,
             started=started,
             world_size=env.world_size,
@@ -69,6 +71,6 @@ def save_final(
             **args.lineage_extra,
         )
         save_checkpoint(
-            args.out, state, config=config, companions_from=args.init, lineage=lineage, dtype=PRECISIONS[args.precision]
+            args.out, state, config=config, companions_from=args.init, lineage=lineage, dtype=PRECISIONS[recipe.precision]
         )
     barrier()

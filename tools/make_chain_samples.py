@@ -9,7 +9,7 @@
 
 They stand in for the Tulu-3 preference mix + UltraFeedback and for the training splits of
 GSM8K- and IFEval-style prompts, which a full-scale run reads from local copies instead.
-Run as: python workflow/scripts/make_chain_samples.py --general-mix resources/sample/general_mix.jsonl \
+Run as: python tools/make_chain_samples.py --general-mix resources/sample/general_mix.jsonl \
             --out-dir resources/sample
 """
 
@@ -20,7 +20,7 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
 from lineage.io import load_jsonl, write_jsonl  # noqa: E402
 

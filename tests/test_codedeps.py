@@ -1,0 +1,74 @@
+"""A job's code input is its script's import closure inside workflow/scripts, read from the source."""
+
+from pathlib import Path
+
+import pytest
+from lineage.codedeps import import_closure
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "workflow" / "scripts"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def closure(root: Path, script: str) -> set[str]:
+    return {str(Path(p).relative_to(root)) for p in import_closure(root / script, root)}
+
+
+def test_imports_of_every_form_are_followed_and_nothing_else(tmp_path):
+    write(tmp_path, {
+        "job.py": "import json\nimport torch\nfrom pkg import helper\nimport sibling\n",
+        "sibling.py": "def f():\n    from pkg.sub import deep  # inside a function: still code the job runs\n",
+        "pkg/__init__.py": "VALUE = 1\n",
+        "pkg/helper.py": "from . import other\nfrom .sub.deep import thing\n",
+        "pkg/other.py": "from pkg import VALUE  # an attribute of the package, not a module\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/deep.py": "thing = 2\n",
+        "pkg/unused.py": "raise SystemExit('never imported')\n",
+        "unrelated.py": "import pkg.unused\n",
+    })
+    assert closure(tmp_path, "job.py") == {
+        "job.py", "sibling.py", "pkg/__init__.py", "pkg/helper.py", "pkg/other.py", "pkg/sub/__init__.py",
+        "pkg/sub/deep.py",
+    }
+
+
+def test_import_cycles_end(tmp_path):
+    write(tmp_path, {"a.py": "import b\n", "b.py": "import a\n"})
+    assert closure(tmp_path, "a.py") == {"a.py", "b.py"}
+
+
+def test_a_syntax_error_names_the_file(tmp_path):
+    write(tmp_path, {"job.py": "import broken\n", "broken.py": "def (:\n"})
+    with pytest.raises(SyntaxError, match="broken.py: cannot compute its imports"):
+        import_closure(tmp_path / "job.py", tmp_path)
+
+
+def test_paths_are_spelled_under_the_root_as_given():
+    found = import_closure(SCRIPTS / "soup.py", SCRIPTS)
+    assert found == sorted(found) and all(p.startswith(f"{SCRIPTS}/") for p in found)
+
+
+@pytest.mark.parametrize(
+    "script, present, absent",
+    [
+        ("make_eval_table.py", {"lineage/evaluation/table.py", "lineage/evaluation/registry.py"},
+         {"lineage/evaluation/tasks.py", "lineage/training/loop.py", "lineage/soup/methods.py"}),
+        ("soup.py", {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
+         {"lineage/training/loop.py", "lineage/evaluation/table.py"}),
+        ("clean_battles.py", {"lineage/citations.py"}, {"lineage/dedup.py", "lineage/training/loop.py"}),
+        ("train_sft.py", {"lineage/training/loop.py", "lineage/training/recipe.py", "lineage/canonical.py"},
+         {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/runs.py"}),
+        ("eval_model.py", {"lineage/evaluation/tasks.py", "lineage/evaluation/registry.py"},
+         {"lineage/evaluation/table.py", "lineage/training/loop.py"}),
+    ],
+)
+def test_the_workflow_scripts_depend_on_what_they_import(script, present, absent):
+    found = closure(SCRIPTS, script)
+    assert script in found and present <= found and not absent & found, sorted(found)
+    assert all((SCRIPTS / p).is_file() for p in found)

@@ -1,0 +1,78 @@
+"""The training recipe: documented fields, checks in one place, an explicit resume key, and a
+command line where a flag overrides the workflow's --recipe."""
+
+import dataclasses
+import json
+
+import pytest
+from lineage.training.cli import resume_hash, training_parser
+from lineage.training.recipe import (
+    RECIPES,
+    RESUME_FIELDS,
+    ROUNDING_FIELDS,
+    DpoRecipe,
+    RecipeError,
+    SftRecipe,
+    recipe_from_args,
+)
+
+
+@pytest.mark.parametrize("cls", list(RECIPES.values()))
+def test_every_field_is_documented_and_in_exactly_one_resume_set(cls):
+    for f in dataclasses.fields(cls):
+        assert f.metadata.get("doc"), f"{cls.__name__}.{f.name} has no documentation"
+        assert (f.name in RESUME_FIELDS) != (f.name in ROUNDING_FIELDS), f.name
+    assert RESUME_FIELDS | ROUNDING_FIELDS == {f.name for c in RECIPES.values() for f in dataclasses.fields(c)}
+
+
+def test_values_are_coerced_to_their_field_types():
+    recipe = SftRecipe.from_mapping({"lr": 1, "steps": 3.0, "adam_betas": [0.9, "0.95"], "warmup_steps": 1})
+    assert recipe.lr == 1.0 and type(recipe.lr) is float and recipe.steps == 3 and type(recipe.steps) is int
+    assert recipe.adam_betas == (0.9, 0.95)
+    assert SftRecipe.from_mapping(json.loads(recipe.to_json())) == recipe
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"steps": 2.5}, "steps: expected a whole number"),
+        ({"lr": "fast"}, "lr: expected a number"),
+        ({"activation_checkpointing": "yes"}, "expected true or false"),
+        ({"schedule": "cyclic"}, "schedule: 'cyclic' is not one of"),
+        ({"steps": 4, "warmup_steps": 5}, "warmup_steps must be in [0, steps=4]"),
+        ({"pack_tokens": 8192}, "pack_tokens and packed_attention need packing"),
+        ({"packing": True, "pack_tokens": 100, "max_length": 256}, "below max_length"),
+        ({"adam_betas": [0.9, 1.0]}, "adam_betas must lie in (0, 1)"),
+        ({"bogus": 1}, "has no field(s) bogus"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_field(values, message):
+    with pytest.raises(RecipeError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        SftRecipe.from_mapping(values)
+
+
+def test_a_complete_recipe_leaves_nothing_to_the_defaults():
+    values = dataclasses.asdict(DpoRecipe())
+    del values["beta"]
+    with pytest.raises(RecipeError, match="no value for beta"):
+        DpoRecipe.from_mapping(values, complete=True)
+
+
+def test_a_flag_overrides_the_recipe_json_and_unset_flags_do_not():
+    parser = training_parser("test", SftRecipe)
+    given = SftRecipe(lr=3e-4, steps=10, warmup_steps=2, seed=7).to_json()
+    args = parser.parse_args(["--init", "i", "--data", "d", "--out", "o", "--recipe", given, "--steps", "12",
+                              "--packing"])
+    recipe = recipe_from_args(args, SftRecipe)
+    assert (recipe.lr, recipe.steps, recipe.warmup_steps, recipe.seed, recipe.packing) == (3e-4, 12, 2, 7, True)
+
+
+def test_the_resume_hash_follows_resume_fields_only():
+    data, parent = [{"sha256": "d"}], {"files": {"model.safetensors": "p"}}
+    base = SftRecipe(steps=10)
+    same = [dataclasses.replace(base, micro_batch_rows=2, global_batch_rows=512, activation_checkpointing=True,
+                                ce_chunk_tokens=512, compile=True)]
+    other = [dataclasses.replace(base, lr=1e-5), dataclasses.replace(base, seed=1), dataclasses.replace(base, steps=11)]
+    assert all(resume_hash(r, data, parent) == resume_hash(base, data, parent) for r in same)
+    assert all(resume_hash(r, data, parent) != resume_hash(base, data, parent) for r in other)
+    assert resume_hash(base, [{"sha256": "e"}], parent) != resume_hash(base, data, parent)

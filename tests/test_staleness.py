@@ -1,0 +1,265 @@
+"""Exactly the stale jobs rerun: each row of the README's table "What reruns" against a built lineage.
+
+The embedded lineage is built once (`soupF2_eval`, in the session's scratch copy); then every
+test makes one edit, reads the plan (`snakemake -n` and `--dag`), and undoes the edit, file
+contents and modification times alike. The expected plan is derived independently of the
+workflow's rules: the jobs the edit touches (by the scripts whose imports reach the edited
+module, or by the run whose setting changed) and every job downstream of them in the DAG.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from lineage.codedeps import import_closure
+from workflow_helpers import dag_jobs, parse_dot, planned_jobs, snakemake
+
+pytestmark = pytest.mark.slow
+
+TARGET = "soupF2_eval"
+# Targets and pointers without an output file of their own: Snakemake "runs" them whenever asked.
+AGGREGATES = {"all", "audit", "data", "eval_table", "ablations", "report_parts", "stage1"}
+SCRIPT_OF_RULE = {
+    "read_battles": "read_battles.py", "clean_battles": "clean_battles.py", "dedup_battles": "dedup_battles.py",
+    "split_holdout": "split_holdout.py", "winner_rows": "winner_rows.py", "battle_pairs": "battle_pairs.py",
+    "general_mix": "sample_general_mix.py", "data_audit": "data_audit.py", "build_tokenizer": "build_tokenizer.py",
+    "verifier_pairs": "verifier_pairs.py", "verifier_audit": "verifier_audit.py", "evaluate": "eval_model.py",
+    "make_eval_table": "make_eval_table.py", "eval_column": "make_eval_table.py",
+}
+SCRIPT_OF_KIND = {"base": "init_model.py", "sft": "train_sft.py", "dpo": "train_dpo.py", "soup": "soup.py"}
+
+
+@pytest.fixture(scope="module")
+def built(embedded_workflow) -> Path:
+    snakemake("--cores", "2", TARGET, cwd=embedded_workflow, timeout=2400)
+    assert planned_jobs(TARGET, cwd=embedded_workflow) == {}
+    return embedded_workflow
+
+
+@pytest.fixture(scope="module")
+def dag(built) -> set[tuple[str, str]]:
+    """The built lineage's job graph (every job up to date)."""
+    jobs, edges = dag_jobs(TARGET, cwd=built)
+    assert not {job for job, runs in jobs.items() if runs and not aggregate(job)}
+    return edges
+
+
+def aggregate(job: str) -> bool:
+    rule = job.split(":")[0]
+    return rule in AGGREGATES or rule.endswith("_eval")
+
+
+def stale(*args: str, cwd: Path) -> set[str]:
+    """The jobs a run would execute, by name and wildcards; checked against `snakemake -n`'s counts."""
+    jobs, _ = dag_jobs(*args, cwd=cwd)
+    running = {job for job, runs in jobs.items() if runs and not aggregate(job)}
+    counts = {rule: n for rule, n in planned_jobs(*args, cwd=cwd).items() if not aggregate(rule)}
+    assert collections.Counter(job.split(":")[0] for job in running) == counts
+    return running
+
+
+def downstream(seeds: set[str], edges: set[tuple[str, str]]) -> set[str]:
+    found, frontier = set(seeds), list(seeds)
+    while frontier:
+        node = frontier.pop()
+        for parent, child in edges:
+            if parent == node and child not in found:
+                found.add(child)
+                frontier.append(child)
+    return {job for job in found if not aggregate(job)}
+
+
+def script_of(job: str, runs: dict) -> str:
+    rule = job.split(":")[0]
+    return SCRIPT_OF_RULE.get(rule) or SCRIPT_OF_KIND[runs[rule]["kind"]]
+
+
+@contextlib.contextmanager
+def edited(path: Path, change):
+    """`path` changed by `change(text)` inside the block; its text and mtime restored after it."""
+    text, stat = path.read_text(), path.stat()
+    try:
+        path.write_text(change(text))
+        yield path
+    finally:
+        path.write_text(text)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def overlay(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Meaning, not spelling
+
+
+def reordered(value):
+    """Every mapping's keys in reverse order, recursively."""
+    if isinstance(value, dict):
+        return {key: reordered(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [reordered(v) for v in value]
+    return value
+
+
+RESPELLED = {  # the same numbers, spelled otherwise
+    "lr: 5.0e-6": "lr: 5e-6",
+    "lr: 1.0e-5": "lr: 0.00001",
+    "betas: [0.9, 0.95]": "betas: [9.0e-1, 0.950]",
+    "grad_clip: 1.0": "grad_clip: 1",
+    "lr_scale: 100": "lr_scale: 1.0e+2",
+    "eps: 1.0e-8": "eps: 1e-8",
+}
+
+
+@pytest.mark.parametrize("edit", ["key order everywhere", "comments", "number spelling"])
+def test_edits_that_keep_the_meaning_plan_nothing(built, edit):
+    def change(text: str) -> str:
+        if edit == "key order everywhere":  # also drops every comment
+            return yaml.safe_dump(reordered(yaml.safe_load(text)), sort_keys=False)
+        if edit == "comments":
+            return "# reviewed\n" + text.replace("\n  sftwF:\n", "\n  sftwF: # the card's second pass\n")
+        for old, new in RESPELLED.items():
+            assert old in text, old
+            text = text.replace(old, new)
+        return text
+
+    with edited(built / "config.yaml", change):
+        assert planned_jobs(TARGET, cwd=built) == {}
+
+
+def test_the_verifier_keys_swapped_plan_nothing(built):
+    """The case that once replanned 21 jobs: two keys under scales.embedded.verifier swapped."""
+    def swap(text: str) -> str:
+        first, second = "      samples: 8 # not given by the card\n", "      temperature: 1.0 # not given by the card\n"
+        assert first + second in text
+        return text.replace(first + second, second + first, 1)
+
+    with edited(built / "config.yaml", swap):
+        assert planned_jobs(TARGET, cwd=built) == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Code by import
+
+
+@pytest.mark.parametrize(
+    "module, must_run, must_not_run",
+    [
+        ("lineage/evaluation/table.py", {"make_eval_table:eval_table", "eval_column:soupF2"}, {"evaluate:soupF2"}),
+        ("lineage/citations.py", {"clean_battles", "dedup_battles", "sftwF", "soupF2", "evaluate:soupF2"},
+         {"read_battles", "build_tokenizer", "base", "stage1_sft", "dpo4", "verifier_pairs:verifier_dpo2"}),
+        ("lineage/soup/methods.py", {"soup24", "soupF2", "evaluate:soup24", "make_eval_table:eval_table"},
+         {"sftwF", "sftw2", "evaluate:sftwF", "general_mix"}),
+        ("lineage/training/loop.py", {"stage1_sft", "dpo1", "dpo4", "sftwF", "soupF2", "verifier_pairs:verifier_dpo3"},
+         {"base", "build_tokenizer", "clean_battles", "winner_rows:winners", "general_mix"}),
+    ],
+)
+def test_a_module_edit_reruns_exactly_its_importers_and_their_descendants(built, dag, module, must_run, must_not_run):
+    runs = yaml.safe_load((built / "config.yaml").read_text())["runs"]
+    scripts = built / "workflow/scripts"
+    jobs = {job for edge in dag for job in edge if not aggregate(job)}
+    seeds = {job for job in jobs if str(scripts / module) in import_closure(scripts / script_of(job, runs), scripts)}
+    assert seeds, f"no job imports {module}"
+    with edited(scripts / module, lambda text: text + "\n# edited\n"):
+        planned = stale(TARGET, cwd=built)
+    assert planned == downstream(seeds, dag)
+    assert must_run <= planned and not must_not_run & planned, planned
+
+
+def test_editing_a_script_that_no_job_runs_plans_nothing(built):
+    with edited(built / "workflow/scripts/plan.py", lambda text: text + "\n# edited\n"):
+        assert planned_jobs(TARGET, cwd=built) == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Every value that changes an output is tracked
+
+
+@pytest.mark.parametrize(
+    "kind, change, seeds",
+    [
+        ("eval sizes", "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
+         {f"evaluate:{run}" for run in ("stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftwF", "soup24",
+                                        "soupF2")}),
+        ("a dataset option", "datasets:\n  winners: {repeat: 2}\n", {"winner_rows:winners"}),
+        ("a training recipe value", "runs:\n  sftw2:\n    lr: 6.0e-6\n", {"sftw2"}),
+        ("a shared recipe value", "recipe:\n  optimizer:\n    eps: 1.0e-7\n",
+         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+        ("a soup weight", "runs:\n  soup24:\n    weights: [0.6, 0.4]\n", {"soup24"}),
+        ("the holdout rule", "recipe:\n  holdout_modulus: 4\n", {"split_holdout"}),
+    ],
+)
+def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_path, kind, change, seeds):
+    planned = stale(TARGET, "--configfile", overlay(tmp_path, change), cwd=built)
+    assert planned == downstream(seeds, dag), kind
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "scales:\n  embedded:\n    train:\n      save_every: 3\n",  # resumable state only
+        "recipe:\n  soup_verify: content\n",  # how parents are checked, not what a soup writes
+    ],
+)
+def test_settings_that_never_change_an_output_plan_nothing(built, tmp_path, change):
+    assert planned_jobs(TARGET, "--configfile", overlay(tmp_path, change), cwd=built) == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Audit pictures and the README's commands
+
+
+def test_the_audit_dag_marks_exactly_the_jobs_a_run_would_execute(built, tmp_path):
+    change = overlay(tmp_path, "runs:\n  sftw2:\n    lr: 6.0e-6\n")
+    lineage_jobs = lambda jobs: {job for job in jobs if job.split(":")[0] not in ("resolved_config", "draw_graph",
+                                                                                  "html_report")}
+    expected = lineage_jobs(stale("all", "--configfile", change, cwd=built))
+    assert "sftw2" in expected and "sftwF" not in expected
+    snakemake("--cores", "1", "--configfile", change, "results/embedded/audit/dag.svg", cwd=built)
+    drawn, _ = parse_dot((built / "results/embedded/audit/dag.dot").read_text())
+    assert lineage_jobs(job for job, runs in drawn.items() if runs and not aggregate(job)) == expected
+    assert (built / "results/embedded/audit/dag.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_the_readme_graph_commands_draw_the_lineage(built, tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    lines = [line.split("#")[0].strip() for line in readme.splitlines()
+             if line.startswith("snakemake") and ("--rulegraph" in line or "--dag" in line)]
+    assert len(lines) == 2, lines
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    for line in lines:
+        subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=built, env=env, check=True, timeout=300)
+        svg = (built / line.rsplit(">", 1)[1].strip()).read_text()
+        assert svg.lstrip().startswith(("<?xml", "<svg")) and "soupF2" in svg and "sftwF" in svg, line
+
+
+# --------------------------------------------------------------------------------------------
+# Targets that do what they say (last: it leaves the lineage rebuilt)
+
+
+def test_forcerun_of_a_run_retrains_it_and_its_descendants_follow(built, dag):
+    assert stale(TARGET, "--forcerun", "sftwF", cwd=built) == downstream({"sftwF"}, dag)
+    model = built / "results/embedded/models/sftwF"
+    before = json.loads((model / "lineage.json").read_text())
+    shards = {p.name: p.read_bytes() for p in model.glob("*.safetensors")}
+    shutil.copy2(model / "lineage.json", built / "sftwF.lineage.before.json")
+    snakemake("--cores", "2", "--forcerun", "sftwF", "sftwF", cwd=built, timeout=900)
+    after = json.loads((model / "lineage.json").read_text())
+    assert after["created_at"] >= before["created_at"] and after["files"] != {} and after != before
+    assert {p.name: p.read_bytes() for p in model.glob("*.safetensors")} == shards  # a retrain reproduces
+    assert stale(TARGET, cwd=built) == downstream({"sftwF"}, dag) - {"sftwF"}
+    snakemake("--cores", "2", TARGET, cwd=built, timeout=900)
+    assert planned_jobs(TARGET, cwd=built) == {}

@@ -1,0 +1,176 @@
+"""Evaluate one checkpoint on benchmark parts of the card's table, loading the model once.
+
+Run as:
+    python workflow/scripts/eval_model.py --model results/embedded/models/soupF2 --run soupF2 \\
+        --items mmlu=resources/sample/eval/mmlu.jsonl --sizes mmlu=40,40 \\
+        --items margin=results/embedded/data/holdout_pairs.jsonl \\
+        --out-dir results/embedded/eval/soupF2 --device cpu --batch-size 16 --max-new-tokens 48
+
+Benchmarks are those of lineage/evaluation/registry.py. Parts are disjoint slices of one seeded
+permutation of a file's item ids (`--sizes mmlu=1000,1000`: A is the first 1,000, B the next);
+a benchmark without sizes is evaluated whole, as part A. `--parts mmlu_B,gsm8k_A` evaluates only
+those parts (default: every part of every benchmark given). Each part writes
+`<out-dir>/<benchmark>_<part>.json` (the score in 0-1, its secondary measures, the item ids, the
+settings and the wall time) and `.records.jsonl` (one line per item: prompt, output or
+log-likelihoods, verdict). Every item file is read and checked before the model is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from lineage.checkpoint import load_model, read_lineage
+from lineage.evaluation.items import item_id, load_items, select_items
+from lineage.evaluation.prompts import ChatRenderer
+from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.tasks import DEFAULT_MAX_NEW_TOKENS, RUNNERS, RunOptions
+from lineage.io import write_json, write_jsonl
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": None}
+
+
+@dataclass(frozen=True)
+class Part:
+    benchmark: str
+    part: str
+    items_file: str
+    sizes: dict[str, int]  # {} = the whole item set
+
+    @property
+    def name(self) -> str:
+        return f"{self.benchmark}_{self.part}"
+
+
+def benchmark_values(values: list[str], flag: str) -> dict[str, str]:
+    """BENCHMARK=VALUE flags as a dict; each benchmark at most once."""
+    found: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or name not in BENCHMARKS or not rest:
+            raise SystemExit(f"{flag} {value!r}: expected BENCHMARK=VALUE with BENCHMARK one of {', '.join(BENCHMARKS)}")
+        if name in found:
+            raise SystemExit(f"{flag}: {name} given twice")
+        found[name] = rest
+    return found
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="checkpoint directory")
+    parser.add_argument("--run", help="column name in the table (default: the run recorded in lineage.json)")
+    parser.add_argument("--items", action="append", default=[], required=True, metavar="BENCHMARK=FILE")
+    parser.add_argument("--sizes", action="append", default=[], metavar="BENCHMARK=N,N,...",
+                        help="items per part, one number per part in part order (A, B, C)")
+    parser.add_argument("--parts", default=None, help="comma-separated parts to evaluate, e.g. mmlu_A,ifeval_C")
+    parser.add_argument("--out-dir", required=True, type=Path)
+    parser.add_argument("--seed", type=int, default=1234, help="seed of the item permutation shared by all parts")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--max-batch-tokens", type=int, default=65536,
+                        help="log-likelihood batches hold at most this many padded tokens (0: no limit)")
+    parser.add_argument("--max-new-tokens", type=int, help=f"generation length (defaults {DEFAULT_MAX_NEW_TOKENS})")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--dtype", default="auto", choices=sorted(DTYPES))
+    args = parser.parse_args(argv)
+    if args.batch_size < 1:
+        parser.error("--batch-size must be at least 1")
+    return args
+
+
+def selected_parts(args: argparse.Namespace) -> list[Part]:
+    """The parts to evaluate, in registry order."""
+    items, sizes = benchmark_values(args.items, "--items"), benchmark_values(args.sizes, "--sizes")
+    unknown = sorted(set(sizes) - set(items))
+    if unknown:
+        raise SystemExit(f"--sizes for {', '.join(unknown)} without --items")
+    parts = []
+    for name, path in items.items():
+        bench = BENCHMARKS[name]
+        counts = [c.strip() for c in sizes[name].split(",")] if name in sizes else []
+        if counts and (len(counts) > len(bench.parts) or not all(c.isdigit() for c in counts)):
+            raise SystemExit(f"--sizes {name}={sizes[name]}: expected up to {len(bench.parts)} whole numbers "
+                             f"(parts {', '.join(bench.parts)})")
+        by_part = dict(zip(bench.parts, map(int, counts)))
+        parts += [Part(name, part, path, by_part) for part in (bench.parts[: len(counts)] or bench.parts[:1])]
+    if args.parts:
+        wanted = [p.strip() for p in args.parts.split(",") if p.strip()]
+        known = {p.name: p for p in parts}
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise SystemExit(f"--parts {', '.join(missing)}: not among the parts of the given benchmarks "
+                             f"({', '.join(known)})")
+        parts = [known[w] for w in wanted]
+    order = {name: i for i, name in enumerate(BENCHMARKS)}
+    return sorted(parts, key=lambda p: (order[p.benchmark], p.part))
+
+
+def select(part: Part, seed: int) -> list[dict]:
+    """The items of one part (read and checked before any model is loaded)."""
+    items = load_items(part.benchmark, part.items_file)
+    return select_items(part.benchmark, items, part=part.part if part.sizes else None, sizes=part.sizes, seed=seed,
+                        source=part.items_file)
+
+
+def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: torch.nn.Module, chat: ChatRenderer,
+             lineage: dict) -> dict:
+    """Run one part on the loaded model; write its result JSON and records; return the result."""
+    bench = BENCHMARKS[part.benchmark]
+    max_new_tokens = (args.max_new_tokens or DEFAULT_MAX_NEW_TOKENS.get(bench.name)) if bench.generates else None
+    opts = RunOptions(batch_size=args.batch_size, max_new_tokens=max_new_tokens,
+                      max_batch_tokens=args.max_batch_tokens or None)
+    start = time.perf_counter()
+    extras, records, n_tokens = RUNNERS[bench.name](model, chat, selected, opts)
+    wall = time.perf_counter() - start
+    result = {
+        "benchmark": bench.name,
+        "part": part.part if part.sizes else None,
+        "model": str(args.model),
+        "run": args.run or lineage.get("run"),
+        **extras,
+        "n": len(selected),
+        "item_ids": [item_id(bench.name, it) for it in selected],
+        "items_file": str(part.items_file),
+        "seed": args.seed,
+        "part_sizes": part.sizes or None,
+        "batch_size": args.batch_size,
+        "max_batch_tokens": args.max_batch_tokens or None,
+        "max_new_tokens": max_new_tokens,
+        "device": args.device,
+        "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+        "wall_time_s": round(wall, 3),
+        "items_per_s": round(len(selected) / wall, 3) if wall else None,
+        "tokens_per_s": round(n_tokens / wall, 1) if wall else None,
+        "tokens_counted": f"{bench.unit} tokens ({n_tokens})",
+    }
+    out = args.out_dir / part.name
+    write_jsonl(f"{out}.records.jsonl", records)
+    write_json(f"{out}.json", result)
+    print(f"{part.name} of {result['run']}: score {result['score']:.4f} on {len(selected)} items in {wall:.1f}s "
+          f"({result['items_per_s']} items/s)", flush=True)
+    return result
+
+
+def main(argv=None) -> int:
+    started = time.perf_counter()
+    args = parse_args(argv)
+    parts = selected_parts(args)
+    selections = [select(part, args.seed) for part in parts]  # every item file checked before the load
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device is visible")
+    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
+    chat, lineage = ChatRenderer(args.model), read_lineage(args.model)
+    print(f"loaded {args.model} in {time.perf_counter() - started:.1f}s; {len(parts)} parts", flush=True)
+    for number, (part, selected) in enumerate(zip(parts, selections, strict=True), start=1):
+        print(f"[{number}/{len(parts)}] ", end="", flush=True)
+        evaluate(args, part, selected, model, chat, lineage)
+    print(f"{len(parts)} parts of {args.model} in {time.perf_counter() - started:.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

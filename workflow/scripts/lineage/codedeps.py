@@ -1,0 +1,91 @@
+"""The code a workflow script runs: its import closure inside `workflow/scripts`.
+
+A job's output depends on the script it runs and on every module of the project that script
+imports, directly or through other modules. The workflow lists exactly those files as the job's
+code input, so an edit reruns the jobs whose code it touches (and what descends from them) and
+nothing else. The closure is read from the source with `ast`, never by importing it: an import
+anywhere in a file counts (inside functions too), and importing a module also runs the
+`__init__.py` of every package above it. Imports of anything outside the root (the standard
+library, torch, ...) are not followed; their versions are the software environment's business.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+
+def import_closure(script: str | Path, root: str | Path) -> list[str]:
+    """`script` and every project module it imports transitively, as sorted paths relative to
+    the current directory's view of `root` (the spelling Snakemake compares)."""
+    root = Path(root)
+    found: set[Path] = set()
+    pending = [Path(script)]
+    while pending:
+        path = pending.pop()
+        if path in found:
+            continue
+        found.add(path)
+        pending.extend(_imported_files(path.resolve(), root.resolve()))
+    base = root.resolve()
+    return sorted(str(root / p.resolve().relative_to(base)) for p in found)
+
+
+@functools.cache
+def _imported_files(path: Path, root: Path) -> tuple[Path, ...]:
+    """Project files that importing `path` executes directly (not transitively)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as err:
+        raise SyntaxError(f"{path}: cannot compute its imports ({err.msg}, line {err.lineno})") from None
+    package = _package_of(path, root)
+    files: list[Path] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                files += _module_files(alias.name.split("."), root)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_from(node, package)
+            if base is None:
+                continue
+            files += _module_files(base, root)
+            for alias in node.names:  # `from pkg import mod` imports pkg/mod.py when it is a module
+                if alias.name != "*":
+                    files += _module_files([*base, alias.name], root, only_last=True)
+    return tuple(dict.fromkeys(f for f in files if f != path))
+
+
+def _package_of(path: Path, root: Path) -> list[str]:
+    """The dotted package `path` belongs to, as parts (empty for a top-level script)."""
+    relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
+    parts = list(relative.parts[:-1])
+    return parts
+
+
+def _resolve_from(node: ast.ImportFrom, package: list[str]) -> list[str] | None:
+    """The module parts named by `from X import ...`, with relative levels resolved."""
+    names = node.module.split(".") if node.module else []
+    if node.level == 0:
+        return names
+    if node.level - 1 > len(package):
+        return None
+    return [*package[: len(package) - (node.level - 1)], *names]
+
+
+def _module_files(parts: list[str], root: Path, *, only_last: bool = False) -> list[Path]:
+    """Files under `root` executed by importing the dotted module `parts`: each package's
+    `__init__.py` on the way, then the module itself (as `x.py` or `x/__init__.py`)."""
+    files = []
+    for depth in range(1, len(parts) + 1):
+        if only_last and depth < len(parts):
+            continue
+        stem = root.joinpath(*parts[:depth])
+        if (stem / "__init__.py").is_file():
+            files.append(stem / "__init__.py")
+        elif stem.with_suffix(".py").is_file():
+            files.append(stem.with_suffix(".py"))
+            break  # a module, not a package: what follows is an attribute
+        else:
+            break  # not ours (standard library, site-packages) or an attribute
+    return files

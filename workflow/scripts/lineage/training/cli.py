@@ -1,0 +1,75 @@
+"""The command line of train_sft.py and train_dpo.py: where files go and how the run behaves, plus the recipe.
+
+Everything here but the recipe (lineage/training/recipe.py) leaves the weights alone: paths,
+how often state is saved, how progress is reported. So the workflow tracks the recipe, and these
+flags can change between a run and its rerun without retraining anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from lineage.io import sha256_json
+from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
+
+
+def json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"--lineage-extra is not valid JSON ({err.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"--lineage-extra must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    io = parser.add_argument_group("inputs and outputs")
+    io.add_argument("--init", type=Path, required=True, help="parent checkpoint (verified against its lineage.json)")
+    io.add_argument("--data", action="append", required=True, help="JSONL training file (repeatable)")
+    io.add_argument("--out", type=Path, required=True, help="output checkpoint directory (written atomically)")
+    io.add_argument("--state-dir", type=Path, default=None,
+                    help="resumable state, outside --out (empty = no state saved or resumed)")
+    io.add_argument("--run", default=None, help="run name in lineage.json (default: the --out folder name)")
+    io.add_argument("--metrics", type=Path, default=None, help="metrics.jsonl, one JSON line per step")
+    io.add_argument("--lineage-extra", type=json_object, default={}, help="JSON object merged into lineage.json")
+    runtime = parser.add_argument_group("runtime (never changes the weights)")
+    runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
+    runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")
+    runtime.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                         help="cpu: gloo; cuda: nccl (auto: cuda when torch sees a GPU)")
+    runtime.add_argument("--peak-flops", type=float, default=None,
+                         help="peak FLOP/s per device for MFU (default: table for H100/H200/A100; n/a on CPU)")
+    add_recipe_arguments(parser, cls)
+    return parser
+
+
+def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe],
+                        argv: list[str] | None = None) -> tuple[argparse.Namespace, TrainRecipe]:
+    """(run arguments, recipe); bad values end the program with the flag's name."""
+    args = parser.parse_args(argv)
+    try:
+        recipe = recipe_from_args(args, cls)
+    except ValueError as err:
+        parser.error(f"recipe: {err}")
+    if args.save_every and args.state_dir is None:
+        parser.error("--save-every needs --state-dir (a folder outside --out for the resumable state)")
+    if args.state_dir is not None and Path(args.state_dir).resolve().is_relative_to(Path(args.out).resolve()):
+        parser.error(f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is "
+                     "replaced whole")
+    return args, recipe
+
+
+def resume_hash(recipe: TrainRecipe, data_records: list[dict[str, Any]], init_lineage: dict[str, Any]) -> str:
+    """Identity of a training run for resume: the recipe's RESUME_FIELDS, data checksums and the parent's files."""
+    return sha256_json(
+        {
+            "recipe": recipe.resume_key(),
+            "data": [r["sha256"] for r in data_records],
+            "init": init_lineage.get("files") or init_lineage.get("root"),
+        }
+    )
