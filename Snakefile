@@ -13,3 +13,13 @@ include: "rules/runs.smk"
 include: "rules/eval.smk"
 include: "rules/audit.smk"
 include: "rules/targets.smk"
+
+
+rule all:
+    """Everything (the default target): the data stages, the card's table and its audit, the
+    ablations, and the verifier audit when the Stage-1 chain is built."""
+    default_target: True
+    input:
+        rules.audit.input,
+        rules.ablations.input,
+        [f"{P.data}/verifier_audit.md"] if L.verifier_rounds else [],

@@ -1,5 +1,6 @@
-"""Named targets. Each run is a rule of its own (rules/runs.smk); here its `<run>_eval`, the
-stage-level groups, and `all`."""
+"""Named targets. Each run is a rule of its own (rules/runs.smk); here its `<run>_eval` and the
+stage-level groups (`all`, the default target, is in the Snakefile: Snakemake takes a default
+target only from the main file)."""
 
 
 rule data:
@@ -31,15 +32,6 @@ rule report_parts:
     """What the HTML report shows (the target of the nested --report call)."""
     input:
         REPORT_PARTS,
-
-
-rule all:
-    """Everything: the data stages, the card's table and its audit, the ablations, the verifier audit."""
-    default_target: True
-    input:
-        rules.audit.input,
-        rules.ablations.input,
-        [f"{P.data}/verifier_audit.md"] if L.verifier_rounds else [],
 
 
 for _name in L.in_lineage:

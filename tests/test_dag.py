@@ -111,3 +111,9 @@ def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):
     everything = planned_jobs("all", "--configfile", str(overlay), cwd=fresh)
     for jobs in (audit, everything):
         assert not {"verifier_pairs", "verifier_audit", "dpo2", "dpo3", "dpo4"} & set(jobs), jobs
+
+
+def test_the_default_target_is_all(fresh):
+    """Snakemake takes a default target only from the main Snakefile: `all` is defined there."""
+    assert planned_jobs(cwd=fresh) == planned_jobs("all", cwd=fresh)
+    assert planned_jobs(cwd=fresh)["all"] == 1

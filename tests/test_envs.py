@@ -41,3 +41,12 @@ def test_every_rule_env_exists():
     for smk in (REPO / "rules").glob("*.smk"):
         for env in re.findall(r'"\.\./(envs/[^"]+)"', smk.read_text()):
             assert (REPO / env).is_file(), f"{smk.name} names {env}, which does not exist"
+
+
+def test_the_license_file_is_the_one_pyproject_names():
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"]["text"]
+    text = (REPO / "LICENSE").read_text()
+    assert declared == "Apache-2.0"
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"] and "END OF TERMS AND CONDITIONS" in text

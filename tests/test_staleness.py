@@ -13,7 +13,7 @@ import collections
 import contextlib
 import json
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from lineage.codedeps import import_closure
-from workflow_helpers import dag_jobs, parse_dot, planned_jobs, snakemake
+from workflow_helpers import job_graph, parse_dot, plan, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -47,10 +47,8 @@ def built(embedded_workflow) -> Path:
 
 @pytest.fixture(scope="module")
 def dag(built) -> set[tuple[str, str]]:
-    """The built lineage's job graph (every job up to date)."""
-    jobs, edges = dag_jobs(TARGET, cwd=built)
-    assert not {job for job, runs in jobs.items() if runs and not aggregate(job)}
-    return edges
+    """The built lineage's job graph: (producer, consumer) for every job of TARGET."""
+    return job_graph(TARGET, cwd=built)
 
 
 def aggregate(job: str) -> bool:
@@ -59,12 +57,8 @@ def aggregate(job: str) -> bool:
 
 
 def stale(*args: str, cwd: Path) -> set[str]:
-    """The jobs a run would execute, by name and wildcards; checked against `snakemake -n`'s counts."""
-    jobs, _ = dag_jobs(*args, cwd=cwd)
-    running = {job for job, runs in jobs.items() if runs and not aggregate(job)}
-    counts = {rule: n for rule, n in planned_jobs(*args, cwd=cwd).items() if not aggregate(rule)}
-    assert collections.Counter(job.split(":")[0] for job in running) == counts
-    return running
+    """The jobs `snakemake -n` plans, by rule and wildcards (targets without outputs left out)."""
+    return {job for job in plan(*args, cwd=cwd) if not aggregate(job)}
 
 
 def downstream(seeds: set[str], edges: set[tuple[str, str]]) -> set[str]:
@@ -223,14 +217,22 @@ def test_settings_that_never_change_an_output_plan_nothing(built, tmp_path, chan
 
 
 def test_the_audit_dag_marks_exactly_the_jobs_a_run_would_execute(built, tmp_path):
+    """Drawn by the audit with the run's config: its solid boxes are the jobs `snakemake -n` plans
+    (counted per rule: Snakemake's labels leave out wildcards a job shares with its inputs)."""
     change = overlay(tmp_path, "runs:\n  sftw2:\n    lr: 6.0e-6\n")
-    lineage_jobs = lambda jobs: {job for job in jobs if job.split(":")[0] not in ("resolved_config", "draw_graph",
-                                                                                  "html_report")}
-    expected = lineage_jobs(stale("all", "--configfile", change, cwd=built))
-    assert "sftw2" in expected and "sftwF" not in expected
-    snakemake("--cores", "1", "--configfile", change, "results/embedded/audit/dag.svg", cwd=built)
+    audit_rules = ("resolved_config", "draw_graph", "html_report")  # they run to draw it
+
+    def per_rule(labels):
+        return collections.Counter(rule for rule in (label.split(":")[0] for label in labels)
+                                   if rule not in audit_rules and not aggregate(rule))
+
+    planned = stale("all", "--configfile", change, cwd=built)
+    assert "sftw2" in planned and "sftwF" not in planned
+    snakemake("--cores", "1", "results/embedded/audit/dag.svg", "--configfile", change, cwd=built)
     drawn, _ = parse_dot((built / "results/embedded/audit/dag.dot").read_text())
-    assert lineage_jobs(job for job, runs in drawn.items() if runs and not aggregate(job)) == expected
+    assert per_rule(label for label, solid in drawn if solid) == per_rule(planned)
+    up_to_date = per_rule(label for label, solid in drawn if not solid)
+    assert up_to_date["sftwF"] == 1 and up_to_date["sftw2"] == 0
     assert (built / "results/embedded/audit/dag.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
@@ -251,12 +253,13 @@ def test_the_readme_graph_commands_draw_the_lineage(built, tmp_path):
 
 
 def test_forcerun_of_a_run_retrains_it_and_its_descendants_follow(built, dag):
-    assert stale(TARGET, "--forcerun", "sftwF", cwd=built) == downstream({"sftwF"}, dag)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (line,) = [line for line in readme.splitlines() if line.startswith("snakemake") and "--forcerun sftwF" in line]
+    assert stale(*shlex.split(line.split("#")[0])[1:], cwd=built) == downstream({"sftwF"}, dag)  # as the README says
     model = built / "results/embedded/models/sftwF"
     before = json.loads((model / "lineage.json").read_text())
     shards = {p.name: p.read_bytes() for p in model.glob("*.safetensors")}
-    shutil.copy2(model / "lineage.json", built / "sftwF.lineage.before.json")
-    snakemake("--cores", "2", "--forcerun", "sftwF", "sftwF", cwd=built, timeout=900)
+    snakemake("--cores", "2", "sftwF", "--forcerun", "sftwF", cwd=built, timeout=900)
     after = json.loads((model / "lineage.json").read_text())
     assert after["created_at"] >= before["created_at"] and after["files"] != {} and after != before
     assert {p.name: p.read_bytes() for p in model.glob("*.safetensors")} == shards  # a retrain reproduces

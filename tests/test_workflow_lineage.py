@@ -1,19 +1,24 @@
-"""The embedded lineage end to end on CPU: `snakemake --cores 2 sftwF`, then `soupF2`.
+"""The embedded lineage end to end on CPU: `snakemake --cores 2 sftwF`, then `soupF2`, then all.
 
-These share one scratch copy of the workflow with test_workflow_data.py (session fixture), so
-the data stages are built once.
+These share one scratch copy of the workflow with test_workflow_data.py and test_staleness.py
+(session fixture), so each stage is built once.
 """
 
 import json
 import shutil
+import zipfile
 
 import pytest
+import yaml
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
-from workflow_helpers import planned_jobs, snakemake
+from lineage.canonical import canonical, numbers_by_schema
+from lineage.runs import build_lineage
+from workflow_helpers import REPO, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 
 
 def test_the_chain_builds_stage1_and_sftwF_trains_from_it(embedded_workflow):
@@ -22,6 +27,9 @@ def test_the_chain_builds_stage1_and_sftwF_trains_from_it(embedded_workflow):
     lineage = json.loads((results / "models/sftwF/lineage.json").read_text())
     assert lineage["kind"] == "sft" and lineage["parents"][0]["path"].endswith("models/dpo4")
     assert lineage["card_lr"] == 5e-6 and lineage["recipe"]["steps"] == 30
+    config = numbers_by_schema(yaml.safe_load((embedded_workflow / "config.yaml").read_text()), SCHEMA)
+    resolved = build_lineage(config, base_dir=embedded_workflow).runs["sftwF"].recipe
+    assert lineage["recipe"] == json.loads(canonical(resolved))  # the resolved recipe, verbatim
     assert lineage["recipe"]["lr"] == 5e-6 * lineage["lr_scale"]
     assert lineage["world_size"] == 2  # FSDP over 2 processes on gloo
     assert lineage["root"]["run"] == "base"  # the whole lineage descends from the tiny Base
@@ -74,3 +82,24 @@ def test_training_loss_falls_for_the_sft_runs_and_a_dpo_ablation(embedded_workfl
     dpo = json.loads((embedded_workflow / "results/embedded/models/dpo_lr1em6/lineage.json").read_text())
     assert dpo["kind"] == "dpo" and dpo["recipe"]["beta"] == 0.1
     assert dpo["parents"][0]["path"].endswith("models/dpo4")  # stage1 is the chain's dpo4 at embedded scale
+
+
+def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_workflow, tmp_path):
+    """`snakemake` alone builds `all` (the README's targets, audit included), then `snakemake --report
+    report.zip` packs it. The rejected runs train 2 steps here (an overlay) to keep the suite short."""
+    runs = yaml.safe_load((embedded_workflow / "config.yaml").read_text())["runs"]
+    short = {name: {"overrides": {"embedded": {"steps": 2}}} for name, run in runs.items()
+             if run.get("rejected") and run["kind"] in ("sft", "dpo")}
+    overlay = tmp_path / "short_ablations.yaml"
+    overlay.write_text(yaml.safe_dump({"runs": short}))
+    snakemake("--cores", "2", "--configfile", str(overlay), cwd=embedded_workflow, timeout=2400)
+    assert planned_jobs("--configfile", str(overlay), cwd=embedded_workflow) == {}
+    audit = embedded_workflow / "results/embedded/audit"
+    for name in ("rulegraph.svg", "dag.svg", "lineage.html", "loss_curves.png", "report.html"):
+        assert (audit / name).stat().st_size > 0, name
+    ablations = (embedded_workflow / "results/embedded/eval_table_ablations.tsv").read_text().splitlines()[0]
+    assert all(run in ablations.split("\t") for run in short)
+    snakemake("--report", "report.zip", "--configfile", str(overlay), cwd=embedded_workflow, timeout=600)
+    with zipfile.ZipFile(embedded_workflow / "report.zip") as archive:
+        names = archive.namelist()
+    assert any(n.endswith("report.html") for n in names) and any(n.endswith("eval_table.md") for n in names), names

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,23 +51,59 @@ def planned_jobs(*args: str, cwd: Path = REPO) -> dict[str, int]:
 
 
 def dag_edges(*args: str, cwd: Path = REPO) -> set[tuple[str, str]]:
-    """Edges of `snakemake --dag` as ('rule[:wildcards]', 'rule[:wildcards]') pairs (parent, child)."""
-    return dag_jobs(*args, cwd=cwd)[1]
+    """Edges of `snakemake --dag` as ('rule[:wildcards]', 'rule[:wildcards]') pairs (parent, child).
+
+    Snakemake's labels show only the wildcards a job adds to its inputs' jobs; for exact job
+    identities use `plan` and `job_graph`."""
+    _, edges = parse_dot(snakemake(*args, "--dag", "dot", cwd=cwd).stdout)
+    return edges
 
 
-def dag_jobs(*args: str, cwd: Path = REPO) -> tuple[dict[str, bool], set[tuple[str, str]]]:
-    """Jobs of `snakemake --dag` as {'rule[:wildcards]': will it run} (solid nodes run, dashed
-    ones are up to date), and its edges (parent, child)."""
-    dot = snakemake(*args, "--dag", "dot", cwd=cwd).stdout
-    return parse_dot(dot)
-
-
-def parse_dot(dot: str) -> tuple[dict[str, bool], set[tuple[str, str]]]:
-    labels, runs = {}, {}
+def parse_dot(dot: str) -> tuple[list[tuple[str, bool]], set[tuple[str, str]]]:
+    """(label, drawn solid: the job would run) per node of a `--dag dot` graph, and its edges."""
+    labels, nodes = {}, []
     for node, label, style in re.findall(r'^\s*(\d+)\[label = "([^"]*)".*?style="([^"]*)"', dot, flags=re.M):
         rule, *wildcards = label.split("\\n")
         values = [w.split(": ", 1)[1] for w in wildcards if ": " in w]
         labels[node] = ":".join([rule, *values])
-        runs[labels[node]] = "dashed" not in style
+        nodes.append((labels[node], "dashed" not in style))
     edges = {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M)}
-    return runs, edges
+    return nodes, edges
+
+
+@dataclass(frozen=True)
+class Job:
+    rule: str
+    wildcards: tuple[tuple[str, str], ...]
+    inputs: frozenset[str]
+    outputs: frozenset[str]
+
+    @property
+    def label(self) -> str:
+        """'rule' or 'rule:value[:value...]' (wildcard values in name order): unique in a plan."""
+        return ":".join([self.rule, *(value for _, value in self.wildcards)])
+
+
+def plan(*args: str, cwd: Path = REPO) -> dict[str, Job]:
+    """The jobs `snakemake -n ARGS` would run, by label, with their inputs and outputs."""
+    out = snakemake("-n", *args, cwd=cwd).stdout
+    jobs = {}
+    for block in re.split(r"^(?=(?:local)?rule \S+:$)", out, flags=re.M)[1:]:
+        header, *lines = block.splitlines()
+        fields = {}
+        for line in lines:
+            key, sep, value = line.strip().partition(": ")
+            if sep and line.startswith("    ") and key in ("input", "output", "wildcards"):
+                fields[key] = [v.strip() for v in value.split(", ")]
+        wildcards = tuple(sorted(tuple(w.split("=", 1)) for w in fields.get("wildcards", [])))
+        job = Job(header.split()[-1].rstrip(":"), wildcards, frozenset(fields.get("input", [])),
+                  frozenset(fields.get("output", [])))
+        jobs[job.label] = job
+    return jobs
+
+
+def job_graph(*args: str, cwd: Path = REPO) -> set[tuple[str, str]]:
+    """Every job of the targets' DAG (up to date or not) as edges (producer, consumer), by label."""
+    jobs = plan("--forceall", *args, cwd=cwd)
+    producer = {path: job.label for job in jobs.values() for path in job.outputs}
+    return {(producer[path], job.label) for job in jobs.values() for path in job.inputs if path in producer}

@@ -133,3 +133,40 @@ def test_snakemake_refuses_a_bad_overlay_before_any_job(tmp_path):
     proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
     assert proc.returncode != 0
     assert "lr" in proc.stderr + proc.stdout and "sftwF" in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("name", ["general_mix", "evaluate", "data", "sftwF_eval"])
+def test_a_run_named_like_a_rule_or_target_is_refused_before_any_job(tmp_path, name):
+    overlay = tmp_path / "clash.yaml"
+    overlay.write_text(f"runs:\n  {name}:\n    kind: soup\n    parents: [sftwF, soup24]\n    rejected: true\n")
+    proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert f"runs.{name.removesuffix('_eval') if name == 'sftwF_eval' else name}" in out and "rename the run" in out, out
+
+
+def _resolved(node):
+    while "$ref" in node:
+        target = SCHEMA
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _keys(node, path=""):
+    """(config key, has a description) for every key the schema describes, nested ones included."""
+    node = _resolved(node)
+    for branch in [node, *map(_resolved, node.get("allOf", []))]:
+        for key, sub in branch.get("properties", {}).items():
+            full = _resolved(sub)
+            yield path + key, "description" in full or any("description" in _resolved(b) for b in full.get("allOf", []))
+            yield from _keys(sub, f"{path}{key}.")
+        if isinstance(branch.get("additionalProperties"), dict):
+            yield from _keys(branch["additionalProperties"], f"{path}*.")
+
+
+def test_every_config_key_has_a_description_in_the_schema():
+    keys = dict(_keys(SCHEMA))
+    assert {"scales.embedded.train.speed.packing", "runs.*.overrides.full.steps", "recipe.optimizer.eps"} <= set(keys)
+    assert [key for key, described in keys.items() if not described] == []

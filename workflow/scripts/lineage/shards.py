@@ -117,21 +117,6 @@ def iter_shard_tensors(path: str | os.PathLike) -> Iterator[tuple[str, torch.Ten
         raise CheckpointError(f"{path}: unreadable safetensors shard ({err})") from None
 
 
-def tensor_specs(directory: str | os.PathLike) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Name -> (dtype, shape) for every tensor, read from the shard headers only."""
-    directory = Path(directory)
-    specs: dict[str, tuple[str, tuple[int, ...]]] = {}
-    for file in shard_files(directory):
-        try:
-            with safe_open(directory / file, framework="pt") as handle:
-                for name in handle.keys():
-                    view = handle.get_slice(name)
-                    specs[name] = (str(view.get_dtype()), tuple(view.get_shape()))
-        except Exception as err:
-            raise CheckpointError(f"{directory / file}: unreadable safetensors header ({err})") from None
-    return specs
-
-
 @dataclass(frozen=True)
 class TensorEntry:
     """Where one tensor lies in a shard file: absolute byte range [start, end), and its safetensors dtype."""
@@ -258,9 +243,11 @@ class ShardReader:
 
 def checksum_mismatch(path: Path, actual: str, expected: str) -> CheckpointError:
     """The error for a file whose sha256 is not the one lineage.json recorded."""
+    run = path.parent.name
     return CheckpointError(
         f"{path}: sha256 {actual[:16]}… does not match {expected[:16]}… recorded in lineage.json; the file is "
-        "truncated or was altered. Rebuild this checkpoint (snakemake --forcerun <run>)."
+        f"truncated or was altered. Rebuild this checkpoint: snakemake {run} --forcerun {run} (a checkpoint "
+        "given by path: restore your copy)."
     )
 
 
