@@ -1,8 +1,8 @@
 """One rule per run of the lineage, named after the run and generated from config.yaml.
 
 So every run-level operation of Snakemake works on run names: `snakemake sftwF` builds a
-checkpoint, `--forcerun sftwF` retrains it (and reruns what descends from it), `--until`,
-`--omit-from` and the rule graph speak of runs. A run's rule writes results/<scale>/models/<run>
+checkpoint, `snakemake sftwF --forcerun sftwF` retrains it (and, for a larger target, what
+descends from it), `--until`, `--omit-from` and the rule graph speak of runs. A run's rule writes results/<scale>/models/<run>
 (a Hugging Face checkpoint with its lineage.json); runs given by path (the Stage-1 checkpoint at
 full scale, a Base copy) get a rule that only points at it. Resumable training state lives in
 state/<scale>/<run>, outside the declared output that Snakemake deletes before a rerun.

@@ -53,7 +53,7 @@ def benchmark_values(values: list[str], flag: str) -> dict[str, str]:
     for value in values:
         name, sep, rest = value.partition("=")
         if not sep or name not in BENCHMARKS or not rest:
-            raise SystemExit(f"{flag} {value!r}: expected BENCHMARK=VALUE with BENCHMARK one of {', '.join(BENCHMARKS)}")
+            raise SystemExit(f"{flag} {value!r}: expected BENCHMARK=VALUE, BENCHMARK one of {', '.join(BENCHMARKS)}")
         if name in found:
             raise SystemExit(f"{flag}: {name} given twice")
         found[name] = rest

@@ -266,7 +266,8 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
     (external,) = externals
     chain_built = stage1_from != "external"
     chain = _ancestry(stage1_from, specs) if chain_built else set()
-    in_lineage = tuple(n for n in _lineage_order(specs, data_specs, stage1_from) if not _descends_from_base(n, specs) or n in chain)
+    in_lineage = tuple(n for n in _lineage_order(specs, data_specs, stage1_from)
+                       if not _descends_from_base(n, specs) or n in chain)
     stage1 = stage1_from if chain_built else external
 
     directories = {name: _directory(name, specs, settings, paths, stage1) for name in specs}
@@ -276,8 +277,8 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
 
     table = config["eval_table"]
     table_runs = tuple([n for n in table.get("chain", []) if n in chain] + list(table["columns"]))
-    verifier_rounds = tuple(sorted((n for n, d in datasets.items() if d.kind == "verifier_pairs" and d.trains in chain),
-                                   key=lambda n: in_lineage.index(datasets[n].trains)))
+    rounds = [n for n, d in datasets.items() if d.kind == "verifier_pairs" and d.trains in chain]
+    verifier_rounds = tuple(sorted(rounds, key=lambda n: in_lineage.index(datasets[n].trains)))
     lineage = Lineage(
         scale=scale, paths=paths, settings=settings, recipe=recipe, runs=runs, datasets=datasets,
         in_lineage=in_lineage, stage1=stage1, table_runs=table_runs, published=table["published"],
@@ -463,7 +464,8 @@ def _check_graph(specs: Mapping[str, Any], data_specs: Mapping[str, Any]) -> Non
 
 
 def _check_acyclic(start: str, specs, data_specs) -> None:
-    """Depth-first over parents and the models that sample a run's verifier pairs; a run met twice on the path is a cycle."""
+    """Depth-first over parents and the models that sample a run's verifier pairs; a run met twice
+    on the path is a cycle."""
     path: list[str] = []
 
     def visit(name: str) -> None:
