@@ -36,42 +36,15 @@ class Paths:
     """Where one scale's files go. Resumable state lives outside `out`: Snakemake deletes outputs before a rerun."""
 
     scale: str
-
-    @property
-    def out(self) -> str:
-        return f"results/{self.scale}"
-
-    @property
-    def data(self) -> str:
-        return f"{self.out}/data"
-
-    @property
-    def models(self) -> str:
-        return f"{self.out}/models"
-
-    @property
-    def eval(self) -> str:
-        return f"{self.out}/eval"
-
-    @property
-    def audit(self) -> str:
-        return f"{self.out}/audit"
-
-    @property
-    def metrics(self) -> str:
-        return f"{self.out}/metrics"
-
-    @property
-    def bench(self) -> str:
-        return f"{self.out}/benchmarks"
-
-    @property
-    def logs(self) -> str:
-        return f"logs/{self.scale}"
-
-    @property
-    def state(self) -> str:
-        return f"state/{self.scale}"
+    out = property(lambda self: f"results/{self.scale}")
+    data = property(lambda self: f"{self.out}/data")
+    models = property(lambda self: f"{self.out}/models")
+    eval = property(lambda self: f"{self.out}/eval")
+    audit = property(lambda self: f"{self.out}/audit")
+    metrics = property(lambda self: f"{self.out}/metrics")
+    bench = property(lambda self: f"{self.out}/benchmarks")
+    logs = property(lambda self: f"logs/{self.scale}")
+    state = property(lambda self: f"state/{self.scale}")
 
 
 @dataclass(frozen=True)

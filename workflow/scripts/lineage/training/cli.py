@@ -8,22 +8,12 @@ flags can change between a run and its rerun without retraining anything.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from lineage.cli import json_object
 from lineage.io import sha256_json
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
-
-
-def json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"--lineage-extra is not valid JSON ({err.msg}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"--lineage-extra must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.ArgumentParser:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 
 from lineage.canonical import canonical, plain
 from lineage.chat import TRUNCATION_MODES
+from lineage.cli import json_object
 
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
@@ -172,7 +172,7 @@ ROUNDING_FIELDS = frozenset({
 def add_recipe_arguments(parser: argparse.ArgumentParser, cls: type[TrainRecipe]) -> None:
     """`--recipe JSON` plus one flag per field (which overrides the JSON's value)."""
     group = parser.add_argument_group("recipe (lineage.json records it; --recipe gives all of it at once)")
-    group.add_argument("--recipe", type=_json_object, default={}, metavar="JSON",
+    group.add_argument("--recipe", type=json_object, default={}, metavar="JSON",
                        help="the resolved recipe as a JSON object (the workflow passes this)")
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
@@ -195,16 +195,6 @@ def recipe_from_args(args: argparse.Namespace, cls: type[TrainRecipe]) -> TrainR
         if given is not None:
             values[f.name] = given
     return cls.from_mapping(values)
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"not valid JSON ({err.msg} at column {err.colno}): {text[:80]!r}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {type(value).__name__}")
-    return value
 
 
 def _flag_parser(name: str, hint: Any):
