@@ -23,7 +23,7 @@ sys.path.insert(0, SCRIPTS)
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.codedeps import import_closure  # noqa: E402
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
-from lineage.runs import ConfigError, build_lineage  # noqa: E402
+from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
 
 
 configfile: "config.yaml"
@@ -56,11 +56,6 @@ def untracked(value):
     """A param Snakemake does not record (it takes `output`), for settings that never change
     what a job writes: how often state is saved, how parents are verified."""
     return lambda wildcards, output: value
-
-
-def flags(name, values):
-    """`--name v1 --name v2 ...`, shell-quoted, in the given order."""
-    return " ".join(f"--{name} {shlex.quote(str(v))}" for v in values)
 
 
 def one_of(names):

@@ -59,8 +59,7 @@ def _imported_files(path: Path, root: Path) -> tuple[Path, ...]:
 def _package_of(path: Path, root: Path) -> list[str]:
     """The dotted package `path` belongs to, as parts (empty for a top-level script)."""
     relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
-    parts = list(relative.parts[:-1])
-    return parts
+    return list(relative.parts[:-1])
 
 
 def _resolve_from(node: ast.ImportFrom, package: list[str]) -> list[str] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +23,19 @@ from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe
 TRAINED = ("sft", "dpo")
 # Which data set kinds each trainable run kind reads.
 DATA_KINDS = {"sft": ("winners", "general_mix", "sft_mixture"), "dpo": ("pairs", "preference_mix", "verifier_pairs")}
-# Keys of `scales.<scale>.train` that a run's `overrides.<scale>` may replace, besides steps and warmup.
+# The keys of a run's `overrides.<scale>` that replace the run's own values; the others replace
+# `scales.<scale>.train` keys.
 SCHEDULE_KEYS = ("steps", "warmup_steps")
 
 
 class ConfigError(ValueError):
     """config.yaml describes a lineage that cannot be built; the message names the key."""
+
+
+def flags(name: str, values: Iterable[Any]) -> str:
+    """`--name v1 --name v2 ...`, each value shell-quoted, in the given order: how the rules put
+    lists on a script's command line (here, where no script imports it, so its edits rerun nothing)."""
+    return " ".join(f"--{name} {shlex.quote(str(v))}" for v in values)
 
 
 @dataclass(frozen=True)
@@ -140,11 +147,11 @@ class EvalSettings:
         options: dict[str, Any] = {}
         for name in benchmarks:
             options |= self.options(BENCHMARKS[name])
-        words = [f"--items {shlex.quote(f'{name}={p.items}')}" for name, p in benchmarks.items()]
-        words += [f"--sizes {name}={','.join(map(str, p.sizes))}" for name, p in benchmarks.items() if p.sizes]
-        words += [f"--parts {','.join(p.name for p in parts)}"]
-        words += [f"--{key.replace('_', '-')} {value}" for key, value in sorted(options.items())]
-        return " ".join(words)
+        words = [flags("items", [f"{name}={p.items}" for name, p in benchmarks.items()]),
+                 flags("sizes", [f"{name}={','.join(map(str, p.sizes))}" for name, p in benchmarks.items() if p.sizes]),
+                 flags("parts", [",".join(p.name for p in parts)])]
+        words += [flags(key.replace("_", "-"), [value]) for key, value in sorted(options.items())]
+        return " ".join(w for w in words if w)
 
 
 @dataclass(frozen=True)
@@ -287,8 +294,8 @@ def _ancestry(name: str, specs: Mapping[str, Any]) -> set[str]:
 
 
 def _descends_from_base(name: str, specs: Mapping[str, Any]) -> bool:
-    spec = specs[name]
-    return spec["kind"] == "base" or any(_descends_from_base(p, specs) for p in spec.get("parents", []))
+    """Part of the Stage-1 chain: the run is the Base or starts from it."""
+    return any(specs[root]["kind"] == "base" for root in _roots(name, specs))
 
 
 def _directory(name: str, specs, settings, paths: Paths, stage1: str) -> str:
