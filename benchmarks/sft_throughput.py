@@ -37,7 +37,8 @@ from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training.data import BatchPlan
-from lineage.training.fsdp import enable_activation_checkpointing, shard
+from lineage.training.fsdp import build_options, enable_activation_checkpointing, shard
+from lineage.training.packing import boundary_inputs, missing_mamba_kernels
 from lineage.training.loop import train
 from lineage.training.optim import build_optimizer
 from lineage.training.preemption import Preempted
@@ -59,6 +60,8 @@ def parse_args(argv=None):
     parser.add_argument("--size", required=True, choices=sorted({s for _, s in SHAPES}))
     parser.add_argument("--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py")
     parser.add_argument("--init-seed", type=int, default=1234, help="seed of the random weights")
+    parser.add_argument("--vocab-size", type=int, default=None,
+                        help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay the tokenizer's")
     parser.add_argument("--profile-steps", type=int, default=0, help="profile the last N steps (0 = no profile)")
     parser.add_argument("--profile-rows", type=int, default=20, help="ops listed in the profile table")
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
@@ -71,14 +74,18 @@ def parse_args(argv=None):
     return own, args, recipe
 
 
+def random_model(config, device: torch.device, seed: int, **options) -> torch.nn.Module:
+    """fp32 random weights drawn on `device` from `seed`: the same draw for every rank and for train_trl_sft.py."""
+    config.use_cache = False
+    torch.manual_seed(seed)
+    with device:
+        return AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
+
+
 def random_sharded_model(config, env, recipe, seed: int) -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
-    config.use_cache = False
-    implementation = train_sft.attention_implementation(recipe)
-    options = {} if implementation is None else {"attn_implementation": implementation}
-    torch.manual_seed(seed)
-    with env.device:
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
+    options = build_options(config, train_sft.attention_implementation(recipe), recipe.experts)
+    model = random_model(config, env.device, seed, **options)
     if recipe.activation_checkpointing:
         enable_activation_checkpointing(model)
     shard(model, env, recipe.precision, recipe.compile)
@@ -148,14 +155,17 @@ def main(own, args, recipe) -> int:
     try:
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
-        config = build_config(own.family, own.size, tokenizer)
-        if recipe.packing and config.model_type not in train_sft.PACKABLE_MODEL_TYPES:
-            raise ValueError(f"--packing is not supported for {config.model_type!r} models; drop --packing")
+        config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
+        boundaries = boundary_inputs(config.model_type, env.device) if recipe.packing else ()
         step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(own.tokenizer))
         model = random_sharded_model(config, env, recipe, own.init_seed)
-        total, active = count_params(model)
-        tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {total:,} parameters "
-                     f"({active:,} active), random init on {env.device}, world size {env.world_size}, {recipe.precision}")
+        loss_path = train_sft.attach_head_loss(model, recipe)
+        params = count_params(model)
+        tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {params.total:,} parameters "
+                     f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
+                     f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
+                     f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
+                     f"experts {recipe.experts}, mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
         optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
                                     eps=recipe.adam_eps)
         profiled_from = recipe.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
@@ -170,9 +180,9 @@ def main(own, args, recipe) -> int:
                 return step_data(step)
 
             try:
-                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(recipe),
+                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(recipe, boundaries),
                       stat_names=(),
-                      active_params=active, recipe_hash="benchmark")
+                      params=params, recipe_hash="benchmark")
             except Preempted as stop:  # SIGTERM from a time limit: report the steps that ran
                 tdist.print0(f"stopped early: {stop}")
                 own.profile_steps = 0

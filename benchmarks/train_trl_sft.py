@@ -7,6 +7,11 @@ micro-batch concatenated, position_ids restarting per row), without gradient che
 one JSON line per optimizer step in the trainer's metrics.jsonl format (loss, tokens, tok_per_s,
 mfu, step_time_s, peak_mem_gib).
 
+With --family/--size (and --vocab-size) instead of a checkpoint's weights, the model is the random
+draw of benchmarks/sft_throughput.py with the same --init-seed (the same weights as our trainer's
+run), built from --init's tokenizer. MFU counts as the trainer does (lineage.modeling.ParamCounts:
+the head at the trained positions), TRL's own liger option (--liger) included.
+
 Run as (repository root, PYTHONPATH=workflow/scripts):
     python benchmarks/train_trl_sft.py --init CKPT --data rows.jsonl --steps 12 --global-batch-rows 128 \
         --micro-batch-rows 16 --max-length 4096 --lr 1e-5 --warmup-steps 1 --seed 1234 --metrics trl.jsonl
@@ -27,8 +32,8 @@ from torch.utils.data import SequentialSampler
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
-from lineage.chat import load_bundle, tokenize_rows
-from lineage.modeling import count_params
+from lineage.chat import IGNORE_INDEX, load_bundle, tokenize_rows
+from lineage.modeling import build_config, count_params
 from lineage.training.data import load_rows, sample_order
 from lineage.training.optim import build_optimizer, lr_multiplier
 
@@ -56,6 +61,11 @@ def parse_args(argv=None):
     parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--attn-implementation", default="sdpa", help="sdpa keeps rows apart with a dense mask")
+    parser.add_argument("--liger", action="store_true", help="TRL's use_liger_kernel (liger-kernel's fused ops)")
+    parser.add_argument("--family", default=None, help="a random model of this shape instead of --init's weights")
+    parser.add_argument("--size", default=None)
+    parser.add_argument("--vocab-size", type=int, default=None)
+    parser.add_argument("--init-seed", type=int, default=1234)
     return parser.parse_args(argv)
 
 
@@ -78,8 +88,10 @@ def ordered_rows(args, tokenizer) -> tuple[list, list[int]]:
     order = sample_order(len(rows), args.steps * args.global_batch_rows, args.seed).tolist()
     chosen = [rows[i] for i in order]
     g = args.global_batch_rows
-    tokens = [sum(len(r.input_ids) for r in chosen[s * g : (s + 1) * g]) for s in range(args.steps)]
-    return chosen, tokens
+    steps = [chosen[s * g : (s + 1) * g] for s in range(args.steps)]
+    tokens = [sum(len(r.input_ids) for r in step) for step in steps]
+    trained = [sum(sum(label != IGNORE_INDEX for label in r.labels[1:]) for r in step) for step in steps]
+    return chosen, tokens, trained
 
 
 class SequentialSFTTrainer(SFTTrainer):
@@ -92,8 +104,8 @@ class SequentialSFTTrainer(SFTTrainer):
 class StepLog(TrainerCallback):
     """Wall time per optimizer step (synchronised) and the logged loss, as metrics.jsonl lines."""
 
-    def __init__(self, path, tokens: list[int], params: int):
-        self.path, self.tokens, self.params = path, tokens, params
+    def __init__(self, path, tokens: list[int], trained: list[int], params):
+        self.path, self.tokens, self.trained, self.params = path, tokens, trained, params
         self.records: list[dict] = []
         self.t0 = None
 
@@ -106,13 +118,13 @@ class StepLog(TrainerCallback):
         synchronize()
         now = time.perf_counter()
         dt, self.t0 = now - self.t0, now
-        tokens = self.tokens[state.global_step - 1]
+        tokens, trained = self.tokens[state.global_step - 1], self.trained[state.global_step - 1]
         self.records.append(
             {
                 "step": state.global_step,
                 "tokens": tokens,
                 "tok_per_s": tokens / dt,
-                "mfu": 6 * self.params * tokens / dt / PEAK_FLOPS,
+                "mfu": self.params.step_flops(tokens, trained) / dt / PEAK_FLOPS,
                 "step_time_s": dt,
                 "peak_mem_gib": torch.cuda.max_memory_allocated() / 2**30 if DEVICE == "cuda" else None,
             }
@@ -133,12 +145,18 @@ class StepLog(TrainerCallback):
 
 def main(args) -> int:
     tokenizer = AutoTokenizer.from_pretrained(args.init)
-    rows, tokens = ordered_rows(args, tokenizer)
+    rows, tokens, trained = ordered_rows(args, tokenizer)
     dataset = Dataset.from_dict({"input_ids": [r.input_ids for r in rows], "labels": [r.labels for r in rows]})
-    model = AutoModelForCausalLM.from_pretrained(
-        args.init, dtype=torch.float32, attn_implementation=args.attn_implementation
-    ).to(DEVICE)
-    _, active = count_params(model)
+    if args.family:
+        from sft_throughput import random_model
+
+        config = build_config(args.family, args.size, tokenizer, vocab_size=args.vocab_size)
+        model = random_model(config, torch.device(DEVICE), args.init_seed, attn_implementation=args.attn_implementation)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(
+            args.init, dtype=torch.float32, attn_implementation=args.attn_implementation
+        ).to(DEVICE)
+    params = count_params(model)
     optimizer = build_optimizer(
         model, lr=args.lr, betas=tuple(float(b) for b in args.adam_betas.split(",")), weight_decay=0.0
     )
@@ -146,7 +164,7 @@ def main(args) -> int:
         optimizer,
         lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule="cosine"),
     )
-    log = StepLog(args.metrics, tokens, active)
+    log = StepLog(args.metrics, tokens, trained, params)
     with tempfile.TemporaryDirectory() as scratch:
         config = SFTConfig(
             output_dir=scratch,
@@ -156,6 +174,7 @@ def main(args) -> int:
             bf16=True,
             use_cpu=DEVICE == "cpu",
             gradient_checkpointing=False,
+            use_liger_kernel=args.liger,
             padding_free=True,
             max_length=None,
             max_grad_norm=args.grad_clip,

@@ -11,7 +11,7 @@ from transformers import AutoModelForCausalLM
 
 from lineage.chat import IGNORE_INDEX
 from lineage.training.data import BatchPlan, collate_packed, pack_groups, packed_rank_rows, sample_order
-from lineage.training.losses import chunked_token_loss_sum, token_loss_sum
+from lineage.training.packing import PackingError, boundary_inputs, seq_idx_from_cu_seq_lens
 
 
 @pytest.fixture(scope="module")
@@ -44,18 +44,6 @@ def test_packed_run_matches_the_padded_run(base, padded):
 
 def test_chunked_cross_entropy_matches_the_per_row_loss(base, padded):
     assert_same_run(train(base, "chunked", ce_chunk_tokens=7), padded, 1e-4)
-
-
-def test_chunked_cross_entropy_gives_the_same_sum_and_gradient():
-    logits = torch.randn(3, 11, 17, dtype=torch.float64, requires_grad=True)
-    labels = torch.randint(0, 17, (3, 11))
-    labels[0, :4] = IGNORE_INDEX
-    labels[2, 6:] = IGNORE_INDEX
-    (expected,) = torch.autograd.grad(token_loss_sum(logits, labels), logits)
-    total = chunked_token_loss_sum(logits, labels, chunk_tokens=5)
-    (grad,) = torch.autograd.grad(total, logits)
-    assert torch.allclose(total.double(), token_loss_sum(logits, labels).double())
-    assert torch.allclose(grad, expected)
 
 
 def packed_logits(model, rows) -> torch.Tensor:
@@ -112,10 +100,40 @@ def test_packed_labels_never_cross_a_row_boundary():
     assert collate_packed(rows, pad_id=0, length=6, multiple=4)["input_ids"].shape == (1, 6)  # never past length
 
 
-def test_packing_refuses_models_with_recurrent_layers(tmp_path):
+def test_packing_a_mamba_model_without_its_kernels_is_refused_with_what_to_install(tmp_path):
     nemotron = build_base(tmp_path, family="nemotron_h")
-    with pytest.raises(ValueError, match="--packing is not supported for 'nemotron_h'"):
+    with pytest.raises(PackingError, match="needs the Mamba-2 kernels") as error:
         run_in_process("train_sft", train_args(nemotron["base"], nemotron["sft"], tmp_path / "out", packing=True))
+    assert "pip install causal-conv1d mamba-ssm" in str(error.value) and "padded training works" in str(error.value)
+
+
+def test_each_model_family_gets_the_row_boundaries_its_layers_need(monkeypatch):
+    assert boundary_inputs("llama", torch.device("cpu")) == ("position_ids",)
+    with pytest.raises(PackingError, match="not supported for 'gpt2'"):
+        boundary_inputs("gpt2", torch.device("cuda"))
+    from lineage.training import packing
+
+    monkeypatch.setattr(packing, "missing_mamba_kernels", lambda: [])  # as on a GPU machine with both kernels
+    assert boundary_inputs("nemotron_h", torch.device("cuda")) == ("position_ids", "seq_idx")
+    with pytest.raises(PackingError, match="need CUDA, not cpu"):
+        boundary_inputs("nemotron_h", torch.device("cpu"))
+
+
+def test_seq_idx_numbers_each_token_by_its_row_as_cu_seq_lens_cut_them():
+    rows = [SimpleNamespace(input_ids=[1, 2, 3], labels=[1, 2, 3]), SimpleNamespace(input_ids=[4, 5], labels=[4, 5])]
+    batch = collate_packed(rows, pad_id=0, length=8)
+    assert batch["seq_idx"].dtype == torch.int32 and batch["seq_idx"].tolist() == [[0, 0, 0, 1, 1, 2, 2, 2]]
+    for length, multiple in ((5, None), (16, 4), (300, None)):
+        packed = collate_packed(rows, pad_id=0, length=length, multiple=multiple)
+        cu, seq_idx = packed["cu_seq_lens"], packed["seq_idx"][0]
+        assert seq_idx.numel() == packed["input_ids"].shape[1]
+        starts = [0] + [i for i in range(1, seq_idx.numel()) if seq_idx[i] != seq_idx[i - 1]]
+        assert starts == cu[:-1].tolist()  # a new row number exactly where a row starts
+        assert (packed["position_ids"][0][starts] == 0).all()
+    assert collate_packed([], pad_id=0, length=4)["seq_idx"].tolist() == [[0, 0, 0, 0]]
+    for bad in ([0, 3, 3, 8], [1, 8], [0, 5]):
+        with pytest.raises(ValueError, match="does not split 8 tokens"):
+            seq_idx_from_cu_seq_lens(torch.tensor(bad, dtype=torch.int32), 8)
 
 
 def test_pack_tokens_below_max_length_is_refused(base, tmp_path, capsys):

@@ -15,7 +15,7 @@ def base():
 
 def test_the_card_shape_is_a_30b_model_with_3b_active(base):
     result = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
-    assert 30e9 < result.total < 33e9 and 3e9 < result.active < 4e9
+    assert 30e9 < result.counts.total < 33e9 and 3e9 < result.counts.active < 4e9
 
 
 def test_sharded_state_divides_by_the_gpus_and_checkpointing_saves_activations(base):
@@ -52,4 +52,4 @@ def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
     for model in (card, attention_only):
         assert model.config.num_experts_per_tok == 6
         result = plan.plan(model, gpus=2, micro_tokens=8192, checkpointing=False)
-        assert result.active < result.total / 8 and result.peak < 139 * plan.GIB
+        assert result.counts.active < result.counts.total / 8 and result.peak < 139 * plan.GIB

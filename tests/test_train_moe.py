@@ -22,7 +22,8 @@ def test_routed_experts_count_top_k_of_n_toward_the_active_parameters(base):
     config = model.config
     experts = [p for name, p in model.named_parameters() if ".experts." in name]
     assert experts and all(p.dim() == 3 and p.shape[0] == config.num_experts for p in experts)
-    total, active = count_params(model)
+    counts = count_params(model)
+    total, active = counts.total, counts.active
     routed = sum(p.numel() for p in experts)
     assert total == sum(p.numel() for p in model.parameters())
     assert active == total - routed + routed * config.num_experts_per_tok // config.num_experts

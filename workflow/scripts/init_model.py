@@ -54,7 +54,8 @@ def main(args) -> int:
         for k, v in model.state_dict().items()
         if k not in skip
     }
-    total, active = count_params(model)
+    counts = count_params(model)
+    total, active = counts.total, counts.active
     lineage = lineage_record(
         run=run,
         kind="base",

@@ -13,7 +13,8 @@ parameters counted exactly; memory then follows from how this project trains:
   with chunked cross-entropy the fp32 part of one chunk only);
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
-Step time = 6 x active parameters x tokens per step / (GPUs x peak FLOP/s x MFU), with the MFU
+Step time = model FLOPs per step (lineage.modeling.ParamCounts.step_flops, the head at every
+position) / (GPUs x peak FLOP/s x MFU), with the MFU
 this trainer measured (benchmarks/RESULTS.md) as the default. `--check` compares the model with the
 two single-H200 runs measured there.
 
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 
-from lineage.modeling import CONFIG_CLASSES, SHAPES, count_params  # noqa: E402
+from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
 from lineage.training.fsdp import blocks  # noqa: E402
 
 GIB = 1024**3
@@ -48,8 +49,7 @@ MEASURED = (("padded, 16 x 1,133 tokens", 16 * 1133, 44.9), ("packed, 4,096 toke
 
 @dataclass
 class Plan:
-    total: int
-    active: int
+    counts: ParamCounts
     static: float  # bytes per GPU
     gathered: float
     activations: float
@@ -107,7 +107,8 @@ def activation_bytes_per_token(kind: str, config) -> int:
 
 def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0
          ) -> Plan:
-    total, active = count_params(model)
+    counts = count_params(model)
+    total = counts.total
     block_params = [sum(p.numel() for p in block.parameters()) for block in blocks(model)]
     root = total - sum(block_params)
     static = 16 * total / gpus
@@ -121,28 +122,30 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
     # Chunked cross-entropy (--ce-chunk-tokens) keeps the bf16 logits but only one chunk's fp32 copy and grad.
     logits = (2 * micro_tokens + 8 * min(ce_chunk_tokens, micro_tokens)) * vocab if ce_chunk_tokens else \
         10 * micro_tokens * vocab
-    return Plan(total, active, static, gathered, activations, logits)
+    return Plan(counts, static, gathered, activations, logits)
 
 
-def step_seconds(active: int, tokens_per_step: int, gpus: int, peak_tflops: float, mfu: float) -> float:
-    return 6 * active * tokens_per_step / (gpus * peak_tflops * 1e12 * mfu)
+def step_seconds(flops: float, gpus: int, peak_tflops: float, mfu: float) -> float:
+    return flops / (gpus * peak_tflops * 1e12 * mfu)
 
 
 def report(result: Plan, args) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
-    seconds = step_seconds(result.active, tokens_per_step, args.gpus, args.peak_tflops, args.mfu)
+    flops = result.counts.step_flops(tokens_per_step, tokens_per_step)  # the head at every position
+    seconds = step_seconds(flops, args.gpus, args.peak_tflops, args.mfu)
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
             ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
             (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
             ("logits (bf16, + fp32 copy and grad of all or one chunk)", result.logits), ("CUDA context, allocator slack", RUNTIME_BYTES)]
-    lines = [f"{args.family}/{args.size}: {result.total / 1e9:.2f}B parameters, {result.active / 1e9:.2f}B active; "
+    lines = [f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
+             f"{result.counts.active / 1e9:.2f}B active; "
              f"{args.gpus} GPUs of {args.gpu_gib} GiB; micro-batch {args.micro_batch_rows} x {args.tokens_per_row} "
              "tokens", "", "| memory per GPU | GiB |", "|---|---|"]
     lines += [f"| {name} | {value / GIB:.1f} |" for name, value in rows]
     fits = "fits" if result.peak <= args.gpu_gib * GIB else "DOES NOT FIT"
     lines += [f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |", "",
               f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: {seconds:.1f} s at MFU "
-              f"{args.mfu:.1%} ({6 * result.active * tokens_per_step / 1e15:.1f} PFLOP), "
+              f"{args.mfu:.1%} ({flops / 1e15:.1f} PFLOP), "
               f"{tokens_per_step / seconds / args.gpus:,.0f} tokens/s/GPU"]
     return "\n".join(lines)
 

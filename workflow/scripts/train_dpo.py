@@ -136,9 +136,9 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             }
             return loss.sum(), stats
 
-        total, active = count_params(policy)
+        params = count_params(policy)
         tdist.print0(
-            f"model: {type(policy).__name__}, {total:,} parameters ({active:,} active), world size "
+            f"model: {type(policy).__name__}, {params.total:,} parameters ({params.active:,} active), world size "
             f"{env.world_size}, {recipe.precision}, device {env.device}; reference frozen"
         )
         optimizer = build_optimizer(
@@ -155,7 +155,7 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             loss_fn=loss_fn,
             stat_names=STATS,
             shown=("margin", "accuracy"),
-            active_params=active,
+            params=params,
             recipe_hash=run_hash,
         )
         save_final(

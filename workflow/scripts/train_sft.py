@@ -15,8 +15,10 @@ or on several processes (CPU: gloo, GPU: nccl):
         workflow/scripts/train_sft.py --init ... --data ... --out ... --steps 24
 
 --packing concatenates each rank's rows of a step, in order, into sequences of --pack-tokens
-(position_ids restart per row, attention stays within a row), so little compute goes to padding;
-the rows, their order and the loss are those of the padded run, up to float rounding.
+(position_ids restart per row, attention stays within a row; Mamba-2 layers get each token's row
+as seq_idx, see lineage.training.packing), so little compute goes to padding; the rows, their
+order and the loss are those of the padded run, up to float rounding. The LM head runs only on
+the trained positions, fused with the loss (--fused-loss, see lineage.training.head_loss).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
-from lineage.training import varlen_attention
+from lineage.training import head_loss, varlen_attention
 from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
 from lineage.training.data import (
@@ -45,15 +47,14 @@ from lineage.training.data import (
 )
 from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
-from lineage.training.losses import chunked_token_loss_sum, token_loss_sum, trained_token_count
+from lineage.training.losses import trained_token_count
 from lineage.training.optim import build_optimizer
+from lineage.training.packing import boundary_inputs
 from lineage.training.output import save_final, verify_parent
 from lineage.training.recipe import SftRecipe
 
 
 PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
-# Models whose only token mixer is attention: a recurrent (Mamba) layer would carry state across packed rows.
-PACKABLE_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 
 
 def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
@@ -81,16 +82,6 @@ def attention_implementation(recipe: SftRecipe) -> str | None:
     if recipe.packed_attention == varlen_attention.NAME:
         varlen_attention.register()
     return recipe.packed_attention
-
-
-def check_packable(init) -> None:
-    """Packed rows are kept apart only by the attention mask: refuse models that mix tokens otherwise."""
-    model_type = AutoConfig.from_pretrained(init).model_type
-    if model_type not in PACKABLE_MODEL_TYPES:
-        raise ValueError(
-            f"--packing is not supported for {model_type!r} models (only {', '.join(sorted(PACKABLE_MODEL_TYPES))}): "
-            "packed rows are kept apart only by the attention mask; drop --packing"
-        )
 
 
 def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
@@ -139,30 +130,36 @@ def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, t
         else:
             groups = rank_rows(order, step, plan, env.rank)
             micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
-        return StepData(
-            micro_batches=micro,
-            normalizer=sum(trained_token_count(m["labels"]) for m in micro),
-            tokens=sum(lengths[i] for ids in groups for i in ids),
-        )
+        trained = sum(trained_token_count(m["labels"]) for m in micro)
+        return StepData(micro_batches=micro, normalizer=trained, tokens=sum(lengths[i] for ids in groups for i in ids),
+                        head_tokens=trained)
 
     return step_data, stats, data_records
 
 
-def sft_loss(recipe: SftRecipe):
-    """loss_fn(model, micro) for the loop: summed cross-entropy of the labelled tokens."""
+def attach_head_loss(model, recipe: SftRecipe) -> str:
+    """Make model(input_ids, labels, ...) return the loss sum, the head fused as the recipe says."""
+    implementation = head_loss.choose(recipe.fused_loss, recipe.ce_chunk_tokens)
+    head_loss.attach(model, implementation, recipe.ce_chunk_tokens)
+    return implementation
+
+
+def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
+    """loss_fn(model, micro) for the loop: summed cross-entropy of the labelled tokens (attach_head_loss first).
+
+    `boundaries` are the packed micro-batch's inputs that the model needs (packing.boundary_inputs).
+    """
 
     varlen = recipe.packed_attention == varlen_attention.NAME
     longest = longest_packed_row(recipe) if varlen else None
 
     def loss_fn(model, micro):
-        inputs = {key: micro[key] for key in ("input_ids", "position_ids") if key in micro}
+        inputs = {"input_ids": micro["input_ids"]} | {key: micro[key] for key in boundaries}
         if varlen:  # the row boundaries, passed through to every attention layer, and a bound on a row's length
             inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
             inputs |= dict(max_length_q=longest, max_length_k=longest)
-        logits = model(**inputs, use_cache=False).logits  # with a cache, packed rows would see each other
-        if recipe.ce_chunk_tokens:
-            return chunked_token_loss_sum(logits, micro["labels"], recipe.ce_chunk_tokens), {}
-        return token_loss_sum(logits, micro["labels"]), {}
+        # with a cache, packed rows would see each other
+        return model(**inputs, labels=micro["labels"], use_cache=False), {}
 
     return loss_fn
 
@@ -172,14 +169,15 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
     env = tdist.init_distributed(args.device)
     try:
         parent = verify_parent(args, env)
-        if recipe.packing:
-            check_packable(args.init)
+        head_loss.check_available(recipe.fused_loss, env.device)
+        boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
+            if recipe.packing else ()
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
 
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
         step_data, stats, data_records = prepare_data(args, recipe, env, plan, tokenizer, bundle)
-        loss_fn = sft_loss(recipe)
+        loss_fn = sft_loss(recipe, boundaries)
 
         # Model and optimizer
         model = load_sharded_model(
@@ -189,11 +187,14 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             activation_checkpointing=recipe.activation_checkpointing,
             attn_implementation=attention_implementation(recipe),
             compile_blocks=recipe.compile,
+            experts_implementation=recipe.experts,
         )
-        total, active = count_params(model)
+        loss_path = attach_head_loss(model, recipe)
+        params = count_params(model)
         tdist.print0(
-            f"model: {type(model).__name__}, {total:,} parameters ({active:,} active), world size {env.world_size}, "
-            f"{recipe.precision}, device {env.device}"
+            f"model: {type(model).__name__}, {params.total:,} parameters ({params.active:,} active), "
+            f"world size {env.world_size}, "
+            f"{recipe.precision}, device {env.device}, head loss {loss_path}, experts {recipe.experts}"
         )
         optimizer = build_optimizer(
             model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
@@ -209,7 +210,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             step_data=step_data,
             loss_fn=loss_fn,
             stat_names=(),
-            active_params=active,
+            params=params,
             recipe_hash=run_hash,
         )
         save_final(

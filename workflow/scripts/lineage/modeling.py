@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import torch
 from transformers import LlamaConfig, NemotronHConfig, PreTrainedConfig, Qwen3MoeConfig
@@ -136,14 +137,14 @@ SHAPES: dict[tuple[str, str], dict] = {
 CONFIG_CLASSES = {"nemotron_h": NemotronHConfig, "llama": LlamaConfig, "qwen3_moe": Qwen3MoeConfig}
 
 
-def build_config(family: str, size: str, tokenizer) -> PreTrainedConfig:
-    """The config of a named shape, with the tokenizer's vocabulary and special-token ids."""
+def build_config(family: str, size: str, tokenizer, vocab_size: int | None = None) -> PreTrainedConfig:
+    """The config of a named shape, with the tokenizer's vocabulary (or `vocab_size` rows) and special-token ids."""
     if (family, size) not in SHAPES:
         known = ", ".join(f"{f}/{s}" for f, s in SHAPES)
         raise ValueError(f"no model shape {family}/{size}; known shapes: {known}")
     return CONFIG_CLASSES[family](
         **SHAPES[(family, size)],
-        vocab_size=len(tokenizer),
+        vocab_size=vocab_size or len(tokenizer),
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -167,24 +168,58 @@ def tied_duplicates(model: torch.nn.Module) -> set[str]:
     return duplicates
 
 
-def count_params(model: torch.nn.Module) -> tuple[int, int]:
-    """(total, active per token). Routed experts count only top-k of n toward the active share.
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameters of a model, split the way FLOP counts need them (tied matrices counted once).
+
+    total: every parameter once. active: those one token uses (routed experts top-k of n).
+    embedding: the input embedding when it is not also the LM head (a lookup, no matmul).
+    head: the LM head matrix (with tied embeddings, the shared matrix).
+    """
+
+    total: int
+    active: int
+    embedding: int
+    head: int
+
+    @property
+    def body(self) -> int:
+        """Active parameters in matmuls per input token: everything but the embedding lookup and the head."""
+        return self.active - self.embedding - self.head
+
+    def step_flops(self, tokens: int, head_tokens: int) -> float:
+        """Training FLOPs (forward + backward, 6 per parameter and token) of `tokens` input tokens whose
+        logits are needed at `head_tokens` positions. Attention scores and the Mamba scan are not counted."""
+        return 6.0 * (self.body * tokens + self.head * head_tokens)
+
+
+def count_params(model: torch.nn.Module) -> ParamCounts:
+    """Counts for MFU. Routed experts count top-k of n toward the active share.
 
     Experts are recognised as 3-D parameters of a module whose class name ends in "Experts"
-    (the fused layout of transformers 5); embeddings count once even when tied.
+    (the fused layout of transformers 5). A parameter registered under two names counts once.
     """
     config = getattr(model, "config", None)
     routed = next((getattr(config, key) for key in ("n_routed_experts", "num_local_experts", "num_experts")
                    if getattr(config, key, None)), None)
     top_k = getattr(config, "num_experts_per_tok", None)
+    seen: set[int] = set()
     total = active = 0
     for module in model.modules():
         is_experts = type(module).__name__.endswith("Experts") and routed and top_k
         for param in module.parameters(recurse=False):
+            if id(param) in seen:
+                continue
+            seen.add(id(param))
             n = param.numel()
             total += n
             active += n * top_k // routed if is_experts and param.dim() == 3 else n
-    return total, active
+    head_module, embedding_module = model.get_output_embeddings(), model.get_input_embeddings()
+    head = head_module.weight.numel() if head_module is not None else 0
+    tied = head_module is not None and (head_module.weight is embedding_module.weight
+                                        or bool(getattr(config, "tie_word_embeddings", False)))
+    embedding = 0 if tied else embedding_module.weight.numel()
+    return ParamCounts(total=total, active=active, embedding=embedding, head=head)
 
 
 def state_fingerprint(state_dict: Mapping[str, torch.Tensor]) -> str:

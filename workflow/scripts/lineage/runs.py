@@ -356,7 +356,7 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         values["beta"] = spec.get("beta", recipe["dpo_beta"])
     else:
         values |= {k: train["speed"][k] for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
-                                                   "compile")}
+                                                   "fused_loss", "experts", "compile")}
     try:
         resolved = RECIPES[kind].from_mapping(values, complete=True)
     except RecipeError as err:

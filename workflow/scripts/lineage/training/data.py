@@ -18,6 +18,7 @@ import torch
 
 from lineage.chat import IGNORE_INDEX
 from lineage.io import DataError, read_jsonl, sha256_file
+from lineage.training.packing import seq_idx_from_cu_seq_lens
 
 
 class BatchPlanError(ValueError):
@@ -163,7 +164,8 @@ def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) 
     With `multiple`, the sequence is cut to the rows' tokens rounded up to it (a step's last pack
     is often mostly tail); without, it is exactly `length`, static shapes for kernels compiled per
     shape (FlexAttention's block mask). `cu_seq_lens` holds the same boundaries as cumulative
-    lengths (int32) for the varlen attention kernel.
+    lengths (int32) for the varlen attention kernel, and `seq_idx` each token's row number (int32)
+    for the Mamba-2 kernels (lineage.training.packing).
     """
     if multiple is not None:
         used = sum(len(row.input_ids) for row in rows)
@@ -184,9 +186,11 @@ def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) 
     position_ids[0, start:] = torch.arange(length - start)
     if start < length:
         cu_seq_lens.append(length)
+    cu_seq_lens = torch.tensor(cu_seq_lens, dtype=torch.int32)
     return {
         "input_ids": input_ids,
         "labels": labels,
         "position_ids": position_ids,
-        "cu_seq_lens": torch.tensor(cu_seq_lens, dtype=torch.int32),
+        "cu_seq_lens": cu_seq_lens,
+        "seq_idx": seq_idx_from_cu_seq_lens(cu_seq_lens, length),
     }

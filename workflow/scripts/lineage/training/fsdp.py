@@ -90,6 +90,15 @@ def read_full_state_dict(directory: str | os.PathLike, dtype: torch.dtype = torc
     return state
 
 
+def build_options(config, attn_implementation: str | None, experts_implementation: str | None) -> dict:
+    """from_config keyword arguments for the attention and (MoE models only) experts implementations."""
+    options = {} if attn_implementation is None else {"attn_implementation": attn_implementation}
+    is_moe = any(getattr(config, key, None) for key in ("n_routed_experts", "num_local_experts", "num_experts"))
+    if is_moe and experts_implementation is not None:
+        options["experts_implementation"] = experts_implementation
+    return options
+
+
 def load_sharded_model(
     directory: str | os.PathLike,
     env: DistEnv,
@@ -99,14 +108,16 @@ def load_sharded_model(
     trainable: bool = True,
     attn_implementation: str | None = None,
     compile_blocks: bool = False,
+    experts_implementation: str | None = None,
 ) -> torch.nn.Module:
     """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
 
-    attn_implementation None keeps transformers' default for the model (sdpa where supported).
+    attn_implementation None keeps transformers' default for the model (sdpa where supported);
+    experts_implementation applies to MoE models only (transformers' grouped_mm or eager).
     """
     config = AutoConfig.from_pretrained(directory)
     config.use_cache = False
-    options = {} if attn_implementation is None else {"attn_implementation": attn_implementation}
+    options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
     if activation_checkpointing:

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
+from lineage.modeling import ParamCounts
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
 from lineage.training.preemption import Preempted, StopRequest
@@ -31,6 +32,7 @@ class StepData:
     micro_batches: list[dict[str, torch.Tensor]]
     normalizer: int  # what the loss is averaged over (trained tokens, or pairs), this rank's part
     tokens: int  # non-padding input tokens, this rank's part (for tok/s)
+    head_tokens: int | None = None  # positions whose logits the loss needs, this rank's part (None: all tokens)
 
 
 # loss_fn(model, micro_batch) -> (loss summed over the micro-batch, {stat name: summed value})
@@ -48,7 +50,7 @@ def train(
     loss_fn: LossFn,
     stat_names: tuple[str, ...],
     shown: tuple[str, ...] = (),
-    active_params: int,
+    params: ParamCounts,
     recipe_hash: str,
 ) -> dict[str, Any]:
     """Run optimizer steps from the last saved state (or 0) to recipe.steps; return totals.
@@ -58,11 +60,11 @@ def train(
     step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
     with StopRequest() as stop:
-        return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params,
+        return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
                       recipe_hash, stop)
 
 
-def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, active_params, recipe_hash,
+def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash,
            stop: StopRequest) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
@@ -88,11 +90,11 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
         set_lr(optimizer, lr)
         data = step_data(step)
         counts = all_reduce_sum(
-            torch.tensor([data.normalizer, data.tokens, stop.requested is not None], dtype=torch.float64,
-                         device=env.device)
+            torch.tensor([data.normalizer, data.tokens, data.tokens if data.head_tokens is None else data.head_tokens,
+                          stop.requested is not None], dtype=torch.float64, device=env.device)
         )
-        normalizer, tokens = int(counts[0]), int(counts[1])
-        if counts[2] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
+        normalizer, tokens, head_tokens = int(counts[0]), int(counts[1]), int(counts[2])
+        if counts[3] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
             _stop(args, recipe.steps, env, model, optimizer, state_dir, step,
                   {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
@@ -112,7 +114,7 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
         values = dict(zip(names, means, strict=True))
         tokens_per_s = tokens / dt
         peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
-        mfu_value = mfu(active_params, tokens_per_s, env.world_size, peak)
+        mfu_value = mfu(params.step_flops(tokens, head_tokens) / dt, env.world_size, peak)
         totals["tokens"] += tokens
         totals["normalizer"] += normalizer
         totals["final_loss"] = values["loss"]

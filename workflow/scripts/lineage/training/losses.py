@@ -1,49 +1,20 @@
 """Loss terms as sums, so the caller divides by the count of the whole global batch.
 
 Logits are cast to fp32 before the softmax (one row at a time, to bound the memory of a large
-vocabulary); labels are unshifted (IGNORE_INDEX where no loss is taken) and shifted here.
+vocabulary); labels are unshifted (IGNORE_INDEX where no loss is taken) and shifted here. The SFT
+loss, the LM head fused with it, is lineage.training.head_loss.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch.utils.checkpoint import checkpoint
 
 from lineage.chat import IGNORE_INDEX
 
 
-def token_loss_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Sum of next-token cross-entropies over labelled positions."""
-    logits, labels = logits[:, :-1], labels[:, 1:]
-    total = logits.new_zeros((), dtype=torch.float32)
-    for row_logits, row_labels in zip(logits, labels, strict=True):
-        total = total + F.cross_entropy(row_logits.float(), row_labels, ignore_index=IGNORE_INDEX, reduction="sum")
-    return total
-
-
-def _cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits.float(), labels, reduction="sum")
-
-
-def chunked_token_loss_sum(logits: torch.Tensor, labels: torch.Tensor, chunk_tokens: int) -> torch.Tensor:
-    """token_loss_sum over labelled positions only, `chunk_tokens` at a time.
-
-    Only one chunk's fp32 logits and softmax exist at once: each chunk is recomputed in backward
-    instead of being kept, so memory no longer grows with sequence length x vocabulary in fp32.
-    """
-    logits, labels = logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten()
-    keep = (labels != IGNORE_INDEX).nonzero().squeeze(-1)
-    logits, labels = logits.index_select(0, keep), labels.index_select(0, keep)
-    total = logits.new_zeros((), dtype=torch.float32)
-    for start in range(0, labels.numel(), chunk_tokens):
-        end = start + chunk_tokens
-        total = total + checkpoint(_cross_entropy_sum, logits[start:end], labels[start:end], use_reentrant=False)
-    return total
-
-
 def trained_token_count(labels: torch.Tensor) -> int:
-    """Positions that token_loss_sum takes a loss on."""
+    """Positions that take a loss: the labelled ones after the first of each row."""
     return int((labels[:, 1:] != IGNORE_INDEX).sum())
 
 

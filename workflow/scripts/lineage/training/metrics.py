@@ -1,10 +1,14 @@
 """Step lines, throughput, MFU and metrics.jsonl (rank 0 only).
 
 tok/s counts every non-padding input token of the global batch (prompt included, as
-torchtitan and Megatron do) per second of step wall time. MFU = 6 × N × tok/s / (peak ×
-GPUs), N = parameters active per token (routed experts count top-k of n; embeddings once).
-Peak is dense bf16 tensor-core FLOP/s per GPU, from --peak-flops or the table below; on
-CPU, or a GPU not in the table, MFU is reported as n/a.
+torchtitan and Megatron do) per second of step wall time. MFU = model FLOP/s / (peak × GPUs),
+model FLOPs = 6 × (N_body × tokens + N_head × loss positions) (lineage.modeling.ParamCounts):
+N_body are the matmul parameters one token uses (routed experts top-k of n), without the input
+embedding, a lookup; the LM head counts once (a tied embedding is the head) and only at the
+positions the loss reads (SFT: the trained tokens), which is all a fused head computes.
+Attention scores and the Mamba scan are not counted, so MFU is a lower bound. Peak is dense
+bf16 tensor-core FLOP/s per GPU, from --peak-flops or the table below; on CPU, or a GPU not in
+the table, MFU is reported as n/a.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ def peak_flops(device: torch.device, precision: str, override: float | None = No
     return next((flops for key, flops in PEAK_BF16_FLOPS.items() if key in name), None)
 
 
-def mfu(active_params: int, tokens_per_s: float, world_size: int, peak: float | None) -> float | None:
+def mfu(model_flops_per_s: float, world_size: int, peak: float | None) -> float | None:
+    """Model FLOP/s as a share of the peak of `world_size` devices (None when the peak is unknown)."""
     if not peak:
         return None
-    return 6 * active_params * tokens_per_s / (peak * world_size)
+    return model_flops_per_s / (peak * world_size)
 
 
 def step_line(

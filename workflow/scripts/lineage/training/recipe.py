@@ -26,6 +26,8 @@ from lineage.cli import json_object
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen")
+FUSED_LOSSES = ("none", "liger", "cce")
+EXPERTS = ("grouped_mm", "eager")
 
 
 class RecipeError(ValueError):
@@ -121,7 +123,14 @@ class SftRecipe(TrainRecipe):
         "(FlashAttention's variable-length kernel, CUDA only)",
         choices=PACKED_ATTENTION,
     )
-    ce_chunk_tokens: int = setting(0, doc="cross-entropy over labelled tokens this many at a time (0 = per row)")
+    ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
+                                          "tokens at a time, recomputed in backward (0 = all at once)")
+    fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
+                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy); CUDA only",
+                              choices=FUSED_LOSSES)
+    experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
+                                             "one matmul pair per expert (eager); transformers' experts_implementation",
+                           choices=EXPERTS)
     compile: bool = setting(False, doc="torch.compile each transformer block")
 
     def __post_init__(self) -> None:
@@ -133,6 +142,8 @@ class SftRecipe(TrainRecipe):
                               "a longest row would not fit")
         if self.ce_chunk_tokens < 0:
             raise RecipeError(f"ce_chunk_tokens must be 0 (off) or positive, got {self.ce_chunk_tokens}")
+        if self.fused_loss != "none" and self.ce_chunk_tokens:
+            raise RecipeError(f"fused_loss {self.fused_loss} chunks the loss itself; set ce_chunk_tokens to 0")
 
     @property
     def tokens_per_pack(self) -> int:
@@ -162,7 +173,7 @@ RESUME_FIELDS = frozenset({
 # ...while these may change between the save and the resume (split and computation of a batch).
 ROUNDING_FIELDS = frozenset({
     "micro_batch_rows", "activation_checkpointing", "packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
-    "compile",
+    "fused_loss", "experts", "compile",
 })
 
 

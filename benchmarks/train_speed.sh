@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Training speed at the real vocabularies, side by side on ONE GPU, each part in one process tree:
+#   llama:    the Llama-3.2-1B shape (tied, vocabulary 128,256), the chat rows at max length 4,096, global batch
+#             128 rows: our trainer (packed, varlen attention, compiled blocks) with the head loss unfused, fused
+#             by liger-kernel and by cut-cross-entropy, against TRL's SFTTrainer (padding-free; SDPA and
+#             FlexAttention, each with and without its Liger option), all from the same random weights.
+#   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
+#             experts top-6, 1 attention), vocabulary 131,072, global batch 64 rows: transformers' PyTorch
+#             reference path (no Mamba kernels, padded, unfused loss) against the kernels padded, and the
+#             kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and eager (the
+#             last two profiled: where the step's GPU time goes).
+# Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
+# and the table at the end compares each run's loss curve with the part's first run.
+#
+# Run as (repository root, one GPU; transformers 5.23, and for the runs that need them liger-kernel,
+# cut-cross-entropy, trl, mamba-ssm and causal-conv1d importable; MAMBA_SITE is a directory holding the
+# two Mamba packages, put on PYTHONPATH only for the runs that use them):
+#   MAMBA_SITE=/tmp/mamba bash benchmarks/train_speed.sh llama|nemotron [OUT_DIR]
+# STEPS, RUNS (a subset of the part's run names) and RUN_TIMEOUT (s per run) may be set.
+set -euo pipefail
+PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
+OUT=${2:-/tmp/train-speed}/$PART
+export PYTHONPATH=workflow/scripts:benchmarks${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} TOKENIZERS_PARALLELISM=false
+M=$OUT/metrics
+mkdir -p "$M"
+rm -f "$M"/*.jsonl
+source benchmarks/gpu_data.sh
+make_gpu_data "$OUT" >/dev/null
+D=$OUT/data
+data="--data $D/winners_x40.jsonl --data $D/general_mix.jsonl"
+optim="--lr 1e-5 --warmup-steps 1 --schedule cosine --adam-betas 0.9,0.95 --grad-clip 1.0 --seed 1234 --precision bf16"
+
+ours() {  # name, kernels (on|off), then sft_throughput.py flags
+  local name=$1 kernels=$2; shift 2
+  local path=$PYTHONPATH
+  [[ $kernels == on && -n ${MAMBA_SITE:-} ]] && path=$MAMBA_SITE:$path
+  echo "== $name"
+  PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 benchmarks/sft_throughput.py \
+    --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" 2>&1 | tee "$OUT/$name.log" \
+    | grep -E "^(model|summary|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
+}
+trl() {  # name, then train_trl_sft.py flags
+  local name=$1; shift
+  echo "== $name"
+  timeout -k 20 -s KILL "${RUN_TIMEOUT:-150}" python3 benchmarks/train_trl_sft.py --init "$OUT/tokenizer" $data \
+    --family llama --size 1b --vocab-size 128256 --global-batch-rows 128 --micro-batch-rows 16 --max-length 4096 \
+    --lr 1e-5 --warmup-steps 1 --seed 1234 --steps "${STEPS:-10}" --metrics "$M/$name.jsonl" "$@" 2>&1 \
+    | tee "$OUT/$name.log" | grep -E "^(trl:|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
+}
+
+case $PART in
+  llama)
+    llama="--family llama --size 1b --vocab-size 128256 --global-batch-rows 128 --micro-batch-rows 16 --max-length 4096
+      --steps ${STEPS:-10} --packing --packed-attention varlen --compile"
+    for run in ${RUNS:-a_ours_unfused b_ours_liger c_ours_cce d_ours_liger_64k e_trl_sdpa f_trl_sdpa_liger g_trl_flex_liger}; do
+      case $run in
+        a_ours_unfused) ours $run off $llama --pack-tokens 32768 ;;
+        b_ours_liger) ours $run off $llama --pack-tokens 32768 --fused-loss liger ;;
+        c_ours_cce) ours $run off $llama --pack-tokens 32768 --fused-loss cce ;;
+        d_ours_liger_64k) ours $run off $llama --pack-tokens 65536 --fused-loss liger ;;
+        e_trl_sdpa) trl $run --attn-implementation sdpa ;;
+        f_trl_sdpa_liger) trl $run --attn-implementation sdpa --liger ;;
+        g_trl_flex_liger) trl $run --attn-implementation flex_attention --liger ;;
+        *) echo "unknown run $run" >&2; exit 2 ;;
+      esac
+    done ;;
+  nemotron)
+    nemo="--family nemotron_h --size 30b_a3b_reduced --vocab-size 131072 --global-batch-rows 64 --max-length 4096
+      --steps ${STEPS:-8}"
+    packed="--packing --packed-attention varlen --pack-tokens 16384 --fused-loss liger"
+    for run in ${RUNS:-a_reference_padded b_kernels_padded c_kernels_packed_fused d_kernels_packed_fused_eager}; do
+      case $run in
+        a_reference_padded) ours $run off $nemo --micro-batch-rows 4 --timed-from 2 ;;
+        b_kernels_padded) ours $run on $nemo --micro-batch-rows 4 --timed-from 2 ;;
+        c_kernels_packed_fused) ours $run on $nemo --micro-batch-rows 16 $packed --profile-steps 2 --steps 10 ;;
+        d_kernels_packed_fused_eager) ours $run on $nemo --micro-batch-rows 16 $packed --experts eager \
+          --profile-steps 2 --steps 8 --timed-from 2 ;;
+        *) echo "unknown run $run" >&2; exit 2 ;;
+      esac
+    done ;;
+  *) echo "unknown part $PART (llama | nemotron)" >&2; exit 2 ;;
+esac
+
+python3 - "$M" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+runs = {p.stem: [json.loads(l) for l in p.read_text().splitlines() if l.strip()] for p in sorted(Path(sys.argv[1]).glob("*.jsonl"))}
+runs = {name: rows for name, rows in runs.items() if rows}
+if not runs:
+    sys.exit("no run left metrics")
+ref_name, ref = next(iter(runs.items()))
+print(f"\n| run | steps | loss first -> last | max rel. loss diff vs {ref_name} | tokens/s | MFU | peak GiB |")
+print("|---|---|---|---|---|---|---|")
+speed = {}
+for name, rows in runs.items():
+    timed = rows[3:] or rows
+    speed[name] = statistics.median(r["tok_per_s"] for r in timed)
+    mfus = [r["mfu"] for r in timed if r.get("mfu") is not None]
+    mem = max((r.get("peak_mem_gib") or 0) for r in rows)
+    shared = min(len(rows), len(ref))
+    diff = max(abs(r["loss"] - q["loss"]) / q["loss"] for r, q in zip(rows[:shared], ref[:shared]) if "loss" in r)
+    print(f"| {name} | {len(rows)} | {rows[0].get('loss', float('nan')):.4f} -> {rows[-1].get('loss', float('nan')):.4f} | "
+          f"{100 * diff:.3f}% | {speed[name]:,.0f} | {100 * statistics.median(mfus):.1f}% | {mem:.1f} |")
+base = min(speed, key=speed.get)
+print("\n" + ", ".join(f"{name} {value / speed[base]:.2f}x" for name, value in speed.items()) + f" (vs {base}, the slowest)")
+PY

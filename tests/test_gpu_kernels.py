@@ -1,0 +1,121 @@
+"""The GPU fast paths against their references (skipped without a CUDA GPU and the kernel packages).
+
+- Nemotron-H packed through the Mamba-2 kernels with seq_idx: a row's logits and gradients do not
+  move when the row before it changes (and do move without seq_idx: the check can fail), and the
+  packed loss is the padded loss.
+- The fused head losses (liger-kernel, cut-cross-entropy): the unfused loss and gradients.
+Run on a GPU machine as: python -m pytest tests/test_gpu_kernels.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, NemotronHConfig
+
+from lineage.chat import IGNORE_INDEX
+from lineage.modeling import SHAPES, _CARD_LAYERS
+from lineage.training import head_loss, varlen_attention
+from lineage.training.data import collate, collate_packed
+from lineage.training.packing import missing_mamba_kernels
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+mamba_kernels = pytest.mark.skipif(not torch.cuda.is_available() or bool(missing_mamba_kernels()),
+                                   reason="needs a CUDA GPU with mamba-ssm and causal-conv1d")
+VOCAB = 4096
+
+
+def card_width_model(layers: str) -> torch.nn.Module:
+    """The card Base's widths with the given layer pattern, fp32 on the GPU, varlen attention, train mode."""
+    varlen_attention.register()
+    shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in layers]}
+    torch.manual_seed(0)
+    config = NemotronHConfig(**shape, vocab_size=VOCAB)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation=varlen_attention.NAME)
+    return model.cuda().train()
+
+
+def row(length: int, seed: int) -> SimpleNamespace:
+    ids = torch.randint(3, VOCAB, (length,), generator=torch.Generator().manual_seed(seed)).tolist()
+    return SimpleNamespace(input_ids=ids, labels=ids)
+
+
+def packed_forward(model, rows, length: int, with_seq_idx: bool = True, labelled: int | None = None):
+    """Logits of the pack and the loss of row `labelled` alone (all rows when None)."""
+    batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=length).items()}
+    labels = batch["labels"]
+    if labelled is not None:
+        start, end = (int(x) for x in batch["cu_seq_lens"][labelled: labelled + 2])
+        keep = torch.zeros_like(labels, dtype=torch.bool)
+        keep[:, start + 1:end] = True
+        labels = labels.masked_fill(~keep, IGNORE_INDEX)
+    cu = batch["cu_seq_lens"]
+    extra = dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=length, max_length_k=length,
+                 position_ids=batch["position_ids"])
+    if with_seq_idx:
+        extra["seq_idx"] = batch["seq_idx"]
+    logits = model(input_ids=batch["input_ids"], use_cache=False, **extra).logits[0].float()
+    targets = labels[0, 1:]
+    loss = torch.nn.functional.cross_entropy(logits[:-1], targets, ignore_index=IGNORE_INDEX, reduction="sum")
+    return logits, loss
+
+
+def grads_of(model, loss) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+    return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+
+def relative(a: torch.Tensor, b: torch.Tensor) -> float:
+    return ((a - b).norm() / b.norm()).item()
+
+
+@mamba_kernels
+def test_a_packed_row_is_unchanged_when_the_row_before_it_changes():
+    model = card_width_model("M*M")
+    before, changed, own = row(300, 1), row(300, 2), row(500, 3)  # 300: the boundary falls inside a scan chunk
+    span = slice(300, 800)
+    logits, loss = packed_forward(model, [before, own], 1024, labelled=1)
+    grads = grads_of(model, loss)
+    logits2, loss2 = packed_forward(model, [changed, own], 1024, labelled=1)
+    grads2 = grads_of(model, loss2)
+    assert relative(logits2[span], logits[span]) < 1e-5 and abs(loss2.item() - loss.item()) < 1e-4 * loss.item()
+    assert relative(grads2, grads) < 1e-4
+    leaky, _ = packed_forward(model, [before, own], 1024, with_seq_idx=False)
+    leaky2, _ = packed_forward(model, [changed, own], 1024, with_seq_idx=False)
+    assert relative(leaky2[span], leaky[span]) > 1e-3  # without seq_idx the state crosses rows
+
+
+@mamba_kernels
+def test_packed_and_padded_losses_agree_on_the_card_widths():
+    model = card_width_model("M*E")
+    rows = [row(700, 4), row(333, 5), row(1200, 6)]
+    _, packed = packed_forward(model, rows, 2304)
+    padded = {k: v.cuda() for k, v in collate(rows, pad_id=0).items()}
+    logits = model(input_ids=padded["input_ids"], use_cache=False).logits.float()
+    reference = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), padded["labels"][:, 1:].flatten(),
+                                                  ignore_index=IGNORE_INDEX, reduction="sum")
+    assert abs(packed.item() - reference.item()) < 1e-3 * reference.item()
+
+
+@cuda
+@pytest.mark.parametrize("fused", [name for name, package in head_loss.KERNEL_PACKAGES.items()
+                                   if importlib.util.find_spec(package) is not None])
+def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
+    torch.manual_seed(0)
+    tokens, hidden, vocab = 6000, 2048, 131072
+    x = (torch.randn(tokens, hidden, device="cuda") / 8).bfloat16().requires_grad_()
+    w = (torch.randn(vocab, hidden, device="cuda") / 64).bfloat16().requires_grad_()
+    targets = torch.randint(0, vocab, (tokens,), device="cuda")
+    results = {}
+    for name in ("logits", head_loss.choose(fused, 0)):
+        x.grad = w.grad = None
+        loss = head_loss._FUNCTIONS[name](x, w, targets, 0)
+        loss.backward()
+        results[name] = (loss.detach().double(), x.grad.float(), w.grad.float())
+    (ref, ref_dx, ref_dw), (got, dx, dw) = results["logits"], results[fused]
+    assert abs(got.item() - ref.item()) < 1e-3 * ref.item()
+    assert relative(dx, ref_dx) < 2e-2 and relative(dw, ref_dw) < 2e-2  # bf16 gradients, summed in other orders

@@ -1,0 +1,115 @@
+"""The fused head loss: the model's own logits' loss and gradients, from the labelled positions only."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, LlamaConfig, NemotronHConfig
+
+from lineage.chat import IGNORE_INDEX
+from lineage.modeling import SHAPES, count_params
+from lineage.training import head_loss
+
+VOCAB = 97
+
+
+def tiny(family: str, **overrides) -> torch.nn.Module:
+    config_class = {"llama": LlamaConfig, "nemotron_h": NemotronHConfig}[family]
+    torch.manual_seed(0)
+    config = config_class(**SHAPES[(family, "tiny")] | overrides, vocab_size=VOCAB)
+    options = {"experts_implementation": "eager"} if family == "nemotron_h" else {}  # grouped_mm has no float64
+    return AutoModelForCausalLM.from_config(config, dtype=torch.float64, **options).train()
+
+
+def batch(rows: int = 3, length: int = 13):
+    generator = torch.Generator().manual_seed(1)
+    input_ids = torch.randint(0, VOCAB, (rows, length), generator=generator)
+    labels = input_ids.clone()
+    labels[0, :5] = IGNORE_INDEX  # a prompt
+    labels[2, 9:] = IGNORE_INDEX  # padding
+    return input_ids, labels
+
+
+def reference_loss(model, input_ids, labels) -> torch.Tensor:
+    """The loss from the model's own forward: every position's logits, shifted, fp32-or-better CE."""
+    logits = model(input_ids=input_ids, use_cache=False).logits
+    return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten(), ignore_index=IGNORE_INDEX,
+                           reduction="sum")
+
+
+def grads(model) -> dict[str, torch.Tensor]:
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize("family", ["llama", "nemotron_h"])  # tied and untied heads
+@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4)])
+def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implementation, chunk):
+    model = tiny(family)
+    input_ids, labels = batch()
+    expected = reference_loss(model, input_ids, labels)
+    expected.backward()
+    expected_grads = grads(model)
+    model.zero_grad(set_to_none=True)
+
+    head_loss.attach(model, implementation, chunk)
+    loss = model(input_ids=input_ids, labels=labels, use_cache=False)
+    loss.backward()
+    # float64 weights; Nemotron-H's own forward rounds its logits to float32, hence the tolerances
+    assert loss.shape == () and torch.allclose(loss, expected.double(), rtol=1e-6)
+    got = grads(model)
+    assert got.keys() == expected_grads.keys()
+    for name, grad in expected_grads.items():
+        assert (got[name] - grad).norm() <= 1e-6 * grad.norm(), name
+
+
+def test_only_labelled_positions_reach_the_head():
+    labels = torch.full((2, 6), IGNORE_INDEX)
+    labels[0, 2:4] = 5  # targets at 2, 3: predicted from positions 1, 2
+    labels[1, 5] = 7  # predicted from position 5 of row 1 = flat index 6 + 4
+    assert head_loss.loss_positions(labels).tolist() == [1, 2, 10]
+
+
+def test_a_micro_batch_without_targets_gives_zero_and_still_touches_the_head():
+    model = tiny("nemotron_h")
+    head_loss.attach(model, "logits")
+    input_ids, _ = batch()
+    loss = model(input_ids=input_ids, labels=torch.full_like(input_ids, IGNORE_INDEX), use_cache=False)
+    loss.backward()
+    assert loss.item() == 0.0
+    head = model.get_output_embeddings().weight
+    assert head.grad is not None and torch.count_nonzero(head.grad) == 0  # same parameters as on the other ranks
+
+
+def test_kernel_libraries_are_refused_where_they_cannot_run(monkeypatch):
+    with pytest.raises(head_loss.HeadLossError, match="CUDA GPUs; on cpu set train.speed.fused_loss to none"):
+        head_loss.check_available("liger", torch.device("cpu"))
+    monkeypatch.setitem(head_loss.KERNEL_PACKAGES, "cce", "cut_cross_entropy_not_installed")
+    with pytest.raises(head_loss.HeadLossError, match="pip install cut-cross-entropy-not-installed"):
+        head_loss.check_available("cce", torch.device("cuda"))
+    with pytest.raises(head_loss.HeadLossError, match="unknown fused loss"):
+        head_loss.check_available("apex", torch.device("cuda"))
+    head_loss.check_available("none", torch.device("cpu"))
+    assert head_loss.choose("none", 0) == "logits" and head_loss.choose("none", 512) == "chunked"
+    assert head_loss.choose("liger", 0) == "liger"
+
+
+def test_a_model_that_rescales_its_logits_is_refused():
+    model = tiny("llama")
+    model.config.final_logit_softcapping = 30.0
+    with pytest.raises(head_loss.HeadLossError, match="transforms its logits"):
+        head_loss.attach(model, "logits")
+
+
+def test_flop_counts_take_a_tied_head_once_and_no_embedding_lookup():
+    tied, untied = tiny("llama"), tiny("nemotron_h")
+    counts = count_params(tied)
+    assert counts.total == sum(p.numel() for p in tied.parameters())  # named twice, counted once
+    assert counts.embedding == 0 and counts.head == VOCAB * tied.config.hidden_size
+    assert counts.step_flops(10, 4) == 6 * (counts.body * 10 + counts.head * 4)
+    moe = count_params(untied)
+    assert moe.embedding == moe.head == VOCAB * untied.config.hidden_size
+    experts = sum(p.numel() for n, p in untied.named_parameters() if ".experts." in n)
+    top_k, routed = untied.config.num_experts_per_tok, untied.config.n_routed_experts
+    assert moe.active == moe.total - experts + experts * top_k // routed
+    assert moe.body == moe.active - 2 * VOCAB * untied.config.hidden_size

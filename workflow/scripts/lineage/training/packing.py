@@ -1,0 +1,57 @@
+"""Which models may train on packed rows, and the row-boundary inputs each one needs to keep them apart.
+
+A packed sequence holds several rows; every token mixer must see where one row ends:
+- attention sees it through position_ids restarting per row (SDPA / FlexAttention masks) or
+  `cu_seq_lens` (the varlen kernel), which the collator gives for every pack;
+- a Mamba-2 mixer carries state along the sequence in its causal convolution and in the SSD scan.
+  mamba-ssm's fused kernel takes `seq_idx` (each token's row number) and stops both at a row's
+  end; transformers hands it through unchanged. Its PyTorch fallback has no such input, so without
+  the kernels packing is refused and padded training (which needs no boundaries) is the way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import torch
+
+ATTENTION_ONLY_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
+MAMBA_MODEL_TYPES = frozenset({"nemotron_h"})
+MAMBA_KERNELS = {"mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d"}
+
+
+class PackingError(ValueError):
+    """This model cannot keep packed rows apart here; the message says what to install or drop."""
+
+
+def missing_mamba_kernels() -> list[str]:
+    """The Mamba-2 kernel distributions that do not import here."""
+    return [dist for module, dist in MAMBA_KERNELS.items() if importlib.util.find_spec(module) is None]
+
+
+def boundary_inputs(model_type: str, device: torch.device) -> tuple[str, ...]:
+    """The packed micro-batch's inputs that this model's forward takes besides input_ids."""
+    if model_type in ATTENTION_ONLY_MODEL_TYPES:
+        return ("position_ids",)
+    if model_type not in MAMBA_MODEL_TYPES:
+        known = ", ".join(sorted(ATTENTION_ONLY_MODEL_TYPES | MAMBA_MODEL_TYPES))
+        raise PackingError(f"--packing is not supported for {model_type!r} models (only {known}): nothing keeps "
+                           "packed rows apart in its layers; drop --packing")
+    missing = missing_mamba_kernels()
+    if missing or device.type != "cuda":
+        why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
+        raise PackingError(
+            f"--packing {model_type!r} needs the Mamba-2 kernels, which keep packed rows apart in the convolution "
+            f"and the scan ({why}): pip install causal-conv1d mamba-ssm on a CUDA machine (README, 'GPU clusters'), "
+            "or drop --packing: padded training works everywhere"
+        )
+    return ("position_ids", "seq_idx")
+
+
+def seq_idx_from_cu_seq_lens(cu_seq_lens: torch.Tensor, length: int) -> torch.Tensor:
+    """Each token's row number, shape (1, length), int32, from the cumulative row lengths of one pack."""
+    counts = (cu_seq_lens[1:] - cu_seq_lens[:-1]).long()
+    if int(cu_seq_lens[0]) != 0 or int(cu_seq_lens[-1]) != length or bool((counts <= 0).any()):
+        raise ValueError(f"cu_seq_lens {cu_seq_lens.tolist()} does not split {length} tokens into rows")
+    rows = torch.arange(counts.numel(), dtype=torch.int32, device=cu_seq_lens.device)
+    return rows.repeat_interleave(counts).unsqueeze(0)
