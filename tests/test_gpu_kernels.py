@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM, NemotronHConfig
 
 from lineage.chat import IGNORE_INDEX
 from lineage.modeling import SHAPES, _CARD_LAYERS
-from lineage.training import head_loss, varlen_attention
+from lineage.training import head_loss
 from lineage.training.data import collate, collate_packed
 from lineage.training.packing import missing_mamba_kernels
 
@@ -29,12 +29,16 @@ VOCAB = 4096
 
 
 def card_width_model(layers: str) -> torch.nn.Module:
-    """The card Base's widths with the given layer pattern, fp32 on the GPU, varlen attention, train mode."""
-    varlen_attention.register()
+    """The card Base's widths with the given layer pattern, fp32 on the GPU, train mode.
+
+    fp32 keeps kernel rounding far below what a leak would move; FlashAttention's varlen kernel
+    has no fp32, so attention keeps the rows apart by SDPA's mask from position_ids (the padded
+    forward of the same model needs SDPA anyway).
+    """
     shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in layers]}
     torch.manual_seed(0)
     config = NemotronHConfig(**shape, vocab_size=VOCAB)
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation=varlen_attention.NAME)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="sdpa")
     return model.cuda().train()
 
 
@@ -52,9 +56,7 @@ def packed_forward(model, rows, length: int, with_seq_idx: bool = True, labelled
         keep = torch.zeros_like(labels, dtype=torch.bool)
         keep[:, start + 1:end] = True
         labels = labels.masked_fill(~keep, IGNORE_INDEX)
-    cu = batch["cu_seq_lens"]
-    extra = dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=length, max_length_k=length,
-                 position_ids=batch["position_ids"])
+    extra = dict(position_ids=batch["position_ids"])
     if with_seq_idx:
         extra["seq_idx"] = batch["seq_idx"]
     logits = model(input_ids=batch["input_ids"], use_cache=False, **extra).logits[0].float()
