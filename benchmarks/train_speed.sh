@@ -5,7 +5,7 @@
 #             by liger-kernel and by cut-cross-entropy, against TRL's SFTTrainer (padding-free; SDPA and
 #             FlexAttention, each with and without its Liger option), all from the same random weights.
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
-#             experts top-6, 1 attention), vocabulary 131,072, global batch 64 rows: transformers' PyTorch
+#             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows: transformers' PyTorch
 #             reference path (no Mamba kernels, padded, unfused loss) against the kernels padded, and the
 #             kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and eager (the
 #             last two profiled: where the step's GPU time goes).
@@ -66,16 +66,16 @@ case $PART in
       esac
     done ;;
   nemotron)
-    nemo="--family nemotron_h --size 30b_a3b_reduced --vocab-size 131072 --global-batch-rows 64 --max-length 4096
-      --steps ${STEPS:-8}"
-    packed="--packing --packed-attention varlen --pack-tokens 16384 --fused-loss liger"
-    for run in ${RUNS:-a_reference_padded b_kernels_padded c_kernels_packed_fused d_kernels_packed_fused_eager}; do
+    nemo="--family nemotron_h --size 30b_a3b_reduced --vocab-size 131072 --global-batch-rows 128 --max-length 4096"
+    packed="--micro-batch-rows 32 --packing --packed-attention varlen --pack-tokens 32768 --fused-loss liger"
+    for run in ${RUNS:-a_reference_padded c_kernels_packed_fused d_kernels_packed_fused_eager b_kernels_padded}; do
       case $run in
-        a_reference_padded) ours $run off $nemo --micro-batch-rows 4 --timed-from 2 ;;
-        b_kernels_padded) ours $run on $nemo --micro-batch-rows 4 --timed-from 2 ;;
-        c_kernels_packed_fused) ours $run on $nemo --micro-batch-rows 16 $packed --profile-steps 2 --steps 10 ;;
-        d_kernels_packed_fused_eager) ours $run on $nemo --micro-batch-rows 16 $packed --experts eager \
-          --profile-steps 2 --steps 8 --timed-from 2 ;;
+        a_reference_padded) ours $run off $nemo --micro-batch-rows 4 --steps "${STEPS:-6}" --timed-from 2 ;;
+        # padded rows give the Mamba kernels a new sequence length per micro-batch: each one is compiled anew
+        b_kernels_padded) ours $run on $nemo --micro-batch-rows 4 --steps "${STEPS:-6}" --timed-from 2 ;;
+        c_kernels_packed_fused) ours $run on $nemo $packed --steps 10 --profile-steps 2 ;;
+        d_kernels_packed_fused_eager) ours $run on $nemo $packed --experts eager --steps 6 --profile-steps 2 \
+          --timed-from 2 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;
