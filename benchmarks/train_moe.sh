@@ -5,8 +5,8 @@
 #  1. Qwen3-MoE with the card's attention and routed experts, 4 layers (qwen3_moe/card_experts_4l, 7.8B parameters,
 #     0.47B active), packed rows; the last PROFILE_STEPS steps under torch.profiler: GPU time per step by kernel
 #     category and by op.
-#  2. Nemotron-H, the card's first seven layers (nemotron_h/30b_a3b_reduced, 4.0B, 0.39B active), padded rows (its
-#     Mamba layers forbid packing), a few steps. Its Mamba-2 layers run transformers' PyTorch reference code unless
+#  2. Nemotron-H, the card's first seven layers (nemotron_h/30b_a3b_reduced, 4.0B, 0.39B active), padded rows (packing
+#     it needs the Mamba kernels: benchmarks/train_speed.sh nemotron), a few steps. Its Mamba-2 layers run transformers' PyTorch reference code unless
 #     mamba-ssm and causal-conv1d import (PyPI ships only sources for them; the line "mamba kernels:" says which).
 # Weights are random, drawn on the GPUs (benchmarks/sft_throughput.py): the step is train_sft.py's own.
 # Prints per run tokens/s/GPU, MFU on active parameters (989 TFLOP/s per GPU), peak GiB/GPU and loss first -> last

@@ -3,6 +3,11 @@
 
 EXPORT = L.settings["export"]
 MIX = L.settings["general_mix"]
+# No battle may hold the chat template's control tokens: the bundle's markers, and the special tokens of a
+# given Stage-1 checkpoint's tokenizer (lineage/screen.py).
+CONTROL_TOKEN_SOURCES = ["resources/bundle"] + (
+    [L.model_dir(L.stage1)] if L.runs[L.stage1].kind == "external" else []
+)
 
 
 rule read_battles:
@@ -12,6 +17,7 @@ rule read_battles:
     output:
         battles=f"{P.data}/battles.jsonl",
         quarantine=f"{P.data}/quarantine/read_battles.jsonl",
+        set_aside=f"{P.data}/set_aside.jsonl",
     log:
         f"{P.logs}/read_battles.log",
     conda:
@@ -21,10 +27,12 @@ rule read_battles:
     params:
         format=EXPORT["format"],
         our_model=EXPORT.get("our_model", ""),
+        max_fraction=EXPORT.get("max_quarantine_fraction", 0.05),
+        control_tokens=flags("control-tokens-from", CONTROL_TOKEN_SOURCES),
     shell:
         "python workflow/scripts/read_battles.py --export {input.export:q} --format {params.format}"
-        " --our-model {params.our_model:q} --out {output.battles} --quarantine {output.quarantine}"
-        " > {log} 2>&1"
+        " --our-model {params.our_model:q} --max-quarantine-fraction {params.max_fraction} {params.control_tokens}"
+        " --out {output.battles} --quarantine {output.quarantine} --set-aside {output.set_aside} > {log} 2>&1"
 
 
 rule clean_battles:
@@ -34,6 +42,7 @@ rule clean_battles:
     output:
         battles=f"{P.data}/battles_clean.jsonl",
         stats=f"{P.data}/clean_stats.json",
+        quarantine=f"{P.data}/quarantine/clean_battles.jsonl",
     log:
         f"{P.logs}/clean_battles.log",
     conda:
@@ -42,7 +51,7 @@ rule clean_battles:
         **resources_of("data"),
     shell:
         "python workflow/scripts/clean_battles.py --in {input.battles} --out {output.battles}"
-        " --stats {output.stats} > {log} 2>&1"
+        " --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
 
 
 rule dedup_battles:
@@ -140,6 +149,7 @@ rule general_mix:
     output:
         rows=f"{P.data}/general_mix.jsonl",
         stats=f"{P.data}/general_mix_stats.json",
+        quarantine=f"{P.data}/quarantine/general_mix.jsonl",
     log:
         f"{P.logs}/general_mix.log",
     conda:
@@ -154,7 +164,7 @@ rule general_mix:
     shell:
         "python workflow/scripts/sample_general_mix.py {params.sources} --rows {params.rows}"
         " --seed {params.seed} --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
-        " --out {output.rows} --stats {output.stats} > {log} 2>&1"
+        " --out {output.rows} --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
 
 
 rule data_audit:
@@ -169,7 +179,10 @@ rule data_audit:
         holdout_pairs=rules.battle_pairs.output.holdout_pairs,
         general_mix=rules.general_mix.output.rows,
         read_quarantine=rules.read_battles.output.quarantine,
+        clean_quarantine=rules.clean_battles.output.quarantine,
         dedup_quarantine=rules.dedup_battles.output.quarantine,
+        mix_quarantine=rules.general_mix.output.quarantine,
+        set_aside=rules.read_battles.output.set_aside,
         card_counts="resources/card_counts.json",
         code=code("data_audit.py"),
     output:
@@ -188,6 +201,8 @@ rule data_audit:
         " --clean-stats {input.clean_stats} --preferred {input.preferred} --holdout {input.holdout}"
         " --winners {input.winners} --pairs {input.pairs} --holdout-pairs {input.holdout_pairs}"
         " --general-mix {input.general_mix} --quarantine {input.read_quarantine}"
-        " --quarantine {input.dedup_quarantine} --holdout-in-training {params.holdout_in_training}"
+        " --quarantine {input.clean_quarantine} --quarantine {input.dedup_quarantine}"
+        " --quarantine {input.mix_quarantine} --set-aside {input.set_aside}"
+        " --holdout-in-training {params.holdout_in_training}"
         " --card-counts {input.card_counts} --out-json {output.json} --out-md {output.md}"
         " --out-html {output.html} > {log} 2>&1"

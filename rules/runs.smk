@@ -60,7 +60,8 @@ for _name in L.runs_of("sft", "dpo"):
         benchmark:
             f"{P.bench}/runs/{_name}.tsv"
         conda:
-            "../envs/train.yaml"
+            # on GPUs: + the Mamba-2 kernels and the fused loss (README, "GPU clusters")
+            "../envs/train-gpu.yaml" if _run.device == "cuda" else "../envs/train.yaml"
         threads: L.resources["train"].cpus
         resources:
             **resources_of("train"),

@@ -14,7 +14,7 @@ VERIFIER_EVAL_ITEMS = list(dict.fromkeys(p.items for p in L.eval.parts if p.size
 
 rule build_tokenizer:
     input:
-        corpus=[EXPORT["path"], *MIX["sources"]],
+        corpus=[rules.read_battles.output.battles, *MIX["sources"]],  # the export as validated, not as read
         bundle=BUNDLE,
         code=code("build_tokenizer.py"),
     output:
@@ -26,7 +26,7 @@ rule build_tokenizer:
     resources:
         **resources_of("data"),
     params:
-        corpus=flags("corpus", [EXPORT["path"], *MIX["sources"]]),
+        corpus=flags("corpus", [rules.read_battles.output.battles, *MIX["sources"]]),
         vocab=BASE.get("tokenizer_vocab"),
         min_frequency=BASE.get("tokenizer_min_frequency"),
     shell:

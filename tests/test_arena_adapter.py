@@ -8,7 +8,7 @@ import pytest
 from battle_factory import write_export
 
 from lineage.arena import prompt_id_for
-from lineage.battles import read_export
+from lineage.battles import check_quarantine_fraction, read_export
 from lineage.io import DataError
 
 OURS = "ember-stage1"
@@ -63,11 +63,15 @@ def test_ids_are_stable_and_unique(tmp_path):
     assert prompt_id_for("abc") == expected
 
 
-def test_neither_model_ours_is_quarantined(tmp_path):
-    result = read(tmp_path, [arena_row(), arena_row(model_a="m1", model_b="m2", question_id="q2")])
-    assert len(result.kept) == 1
-    entry = result.quarantine[0]
+def test_battles_without_our_model_are_set_aside_not_counted_as_bad(tmp_path):
+    others = [arena_row(model_a="m1", model_b="m2", question_id=f"q{i}") for i in range(30)]
+    result = read(tmp_path, [arena_row(), *others])
+    assert len(result.kept) == 1 and not result.quarantine
+    entry = result.set_aside[0]
     assert entry["line"] == 2 and entry["field"] == "model_a" and "neither" in entry["reason"]
+    check_quarantine_fraction(result, 0.05, tmp_path / "export.jsonl")  # 30 of 31 rows are not bad rows
+    with pytest.raises(DataError, match="none of its 30 battles has our model"):
+        check_quarantine_fraction(read(tmp_path, others), 0.05, tmp_path / "export.jsonl")
 
 
 def test_different_prompts_are_quarantined(tmp_path):

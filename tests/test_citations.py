@@ -100,11 +100,38 @@ def test_sources_inside_code_block_are_kept():
 
 def test_clean_battles_stats():
     rows = [
-        {"own": {"model": "a", "answer": "Yes [1]."}, "other": {"model": "b", "answer": None}},
-        {"own": {"model": "a", "answer": "Plain."}, "other": {"model": "b", "answer": "Text.\n\n## Sources\n- x"}},
+        {"battle_id": "b1", "vote": "own_better", "own": {"model": "a", "answer": "Yes [1]."},
+         "other": {"model": "b", "answer": None}},
+        {"battle_id": "b2", "vote": "tie", "own": {"model": "a", "answer": "Plain."},
+         "other": {"model": "b", "answer": "Text.\n\n## Sources\n- x"}},
     ]
-    cleaned, stats = clean_battles(rows)
+    cleaned, stats, quarantine = clean_battles(rows)
     assert cleaned[0]["own"]["answer"] == "Yes." and cleaned[1]["other"]["answer"] == "Text."
     assert stats["answers"] == 3 and stats["answers_null"] == 1 and stats["answers_changed"] == 2
-    assert stats["markers"]["numeric"] == 1 and stats["sections_dropped"] == 1
+    assert stats["markers"]["numeric"] == 1 and stats["sections_dropped"] == 1 and not quarantine
     assert rows[0]["own"]["answer"] == "Yes [1]."  # input rows are not modified
+
+
+def test_an_answer_of_only_citations_counts_as_empty_under_the_vote_policy():
+    rows = [
+        {"battle_id": "won", "vote": "own_better", "own": {"model": "a", "answer": "[1][2]"},
+         "other": {"model": "b", "answer": "Fine."}},
+        {"battle_id": "lost", "vote": "own_better", "own": {"model": "a", "answer": "Fine."},
+         "other": {"model": "b", "answer": "【3†source】"}},
+    ]
+    cleaned, stats, quarantine = clean_battles(rows, file="clean.jsonl")
+    assert [q["battle_id"] for q in quarantine] == ["won"] and quarantine[0]["field"] == "own.answer"
+    assert "only citation markers" in quarantine[0]["reason"] and quarantine[0]["line"] == 1
+    assert [r["battle_id"] for r in cleaned] == ["lost"] and cleaned[0]["other"]["answer"] is None
+    assert stats["citation_only_answers"] == 2
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Protein helps muscles (Source: Harvard Health).", "Protein helps muscles."),
+    ("Water boils at 100 °C [source].", "Water boils at 100 °C."),
+    ("The moon is made of rock [citation needed].", "The moon is made of rock."),
+    ("The study¹ found growth.²³ Then E = mc² and 5 cm² stay.", "The study found growth. Then E = mc² and 5 cm² stay."),
+    ("Good sources of protein (see below).", "Good sources of protein (see below)."),
+])
+def test_source_notes_tags_and_superscript_markers_are_removed(text, expected):
+    assert clean_answer(text)[0] == expected

@@ -25,7 +25,7 @@ def stages():
     if not SAMPLE.is_file():
         pytest.skip(f"{SAMPLE} does not exist yet; generate it with tools/make_sample_data.py")
     read = read_export(SAMPLE)
-    cleaned, _ = clean_battles(read.kept)
+    cleaned, _, _ = clean_battles(read.kept)
     preferred, superseded = dedup_preferred(list(enumerate(cleaned, start=1)))
     train, holdout = split_holdout(preferred, 5)
     pairs, holdout_pairs = battle_pairs(preferred, {row["prompt_id"] for row in holdout}, holdout_in_training=True)

@@ -63,7 +63,8 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
     assert dpo2.recipe.steps == 8 and dpo2.recipe.beta == 0.1  # the embedded override, recipe.dpo_beta
     assert lin.runs["sftwFr6"].processes == 2  # its override is for the full scale only
     full = lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
-                         scales__full__export__path="resources/sample/battles.jsonl"))
+                         scales__full__export__path="resources/sample/battles.jsonl",
+                         scales__full__eval__items=CONFIG["scales"]["embedded"]["eval"]["items"]))
     assert full.runs["sftwFr6"].processes == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"
 
@@ -110,6 +111,10 @@ def test_eval_parts_follow_the_registry_and_a_part_job_carries_only_its_own_sett
         ({"scales__embedded__eval__sizes__ifeval": [16, 24]}, "eval.sizes.ifeval: 2 sizes for the 3 parts"),
         ({"scales__embedded__eval__items__arc": "x.jsonl"}, "eval.items: unknown arc"),
         ({"scales__embedded__train__speed__pack_tokens": 512}, "runs.stage1_sft at scale embedded"),
+        ({"scales__embedded__eval__items__gsm8k": "nowhere/gsm8k.jsonl"},
+         "scales.embedded.eval.items.gsm8k: 'nowhere/gsm8k.jsonl' does not exist"),
+        ({"scales__embedded__general_mix__rows": 10**6},
+         "scales.embedded.general_mix.rows: 1,000,000 rows asked for, but its sources hold"),
     ],
 )
 def test_problems_known_before_any_job_are_refused_with_the_key(changes, message):

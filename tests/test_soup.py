@@ -350,7 +350,7 @@ def test_corrupted_parent_shard_is_refused_naming_the_file(tmp_path, runs, capsy
     shard.write_bytes(bytes(data))
     code = soup_cli.main(["--parent", f"sftw2={runs['sftw2']}", "--parent", f"sftw4={runs['sftw4']}",
                           "--run", "out", "--out", str(tmp_path / "out")])
-    assert code == 1
+    assert code == 5  # lineage.errors: integrity
     assert f"refused: {shard}: sha256" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -519,7 +519,7 @@ def test_cli_writes_a_weighted_soup_and_reports_it(tmp_path, runs, capsys):
     assert record["weights"] == [0.25, 0.75] and len(shard_files(out)) >= 2
     assert all((out / s).stat().st_size <= 32 * 1024 + 4096 for s in shard_files(out))
     assert soup_cli.main(["--parent", f"sftw2={runs['sftw2']}", "--parent", f"sftw4={runs['sftw4']}",
-                          "--weights", "0.3,0.3", "--run", "x", "--out", str(tmp_path / "x")]) == 1
+                          "--weights", "0.3,0.3", "--run", "x", "--out", str(tmp_path / "x")]) == 4  # config
     assert "refused: weights [0.3, 0.3] sum to 0.6" in capsys.readouterr().err
 
 

@@ -119,7 +119,7 @@ def test_changed_recipe_starts_over_and_drops_old_states(base, tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "a", **common))
     monkeypatch.undo()
-    (old,) = list(state.iterdir())
+    (old,) = [p for p in state.iterdir() if p.is_dir()]  # beside the lock file
     run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "b", lr=1e-3, **common))
     assert not old.exists(), "the earlier recipe's states are removed"
     assert verify_checkpoint(tmp_path / "b")["resumed_from"] is None

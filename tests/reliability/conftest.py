@@ -18,6 +18,8 @@ AREAS = {
     "test_atomicity.py": "atomicity",
     "test_config_validation.py": "config validation",
     "test_untrusted_input.py": "untrusted input",
+    "test_bad_rows.py": "bad rows",
+    "test_processes.py": "processes",
 }
 _tally: dict[str, Counter] = {}
 

@@ -120,6 +120,15 @@ def test_soup_of_different_initialisations_is_refused():
         validate(config)
 
 
+def test_an_arena_export_without_our_model_is_refused_before_any_job():
+    config = mutated(scales__embedded__export__format="arena", scales__embedded__export__our_model="")
+    with pytest.raises(jsonschema.ValidationError, match="should be non-empty|is too short"):
+        validate(config)
+    del config["scales"]["embedded"]["export"]["our_model"]
+    with pytest.raises(jsonschema.ValidationError, match="'our_model' is a required property"):
+        validate(config)
+
+
 def test_full_scale_needs_the_stage1_checkpoint(tmp_path):
     config = mutated(scale="full")
     config["scales"]["full"]["export"]["path"] = "resources/card_counts.json"  # exists

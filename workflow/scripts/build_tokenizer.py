@@ -26,7 +26,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, 
 from transformers import PreTrainedTokenizerFast
 
 from lineage.chat import CHAT_TEMPLATE_FILE, END_OF_TURN, SYSTEM_PROMPT_FILE
-from lineage.io import DataError, atomic_path, read_jsonl
+from lineage.io import DataError, atomic_path, read_jsonl_lenient
+from lineage.errors import run_cli
 
 END_OF_TEXT = "<|endoftext|>"
 START_OF_TURN = "<|im_start|>"
@@ -64,11 +65,20 @@ def strings(value, key: str | None = None) -> Iterator[str]:
 
 
 def corpus_texts(paths: list[str]) -> list[str]:
+    """The strings of every readable row; an unreadable line is skipped and counted (the data stages that
+    train on these files quarantine it with its reason, so it is in the audit, not lost)."""
     texts = []
     for path in paths:
         if not Path(path).is_file():
             raise DataError(f"{path}: corpus file not found")
-        texts.extend(text for _, row in read_jsonl(path) for text in strings(row) if text)
+        skipped = 0
+        for _, row, error, _ in read_jsonl_lenient(path):
+            if error is not None:
+                skipped += 1
+                continue
+            texts.extend(text for text in strings(row) if text)
+        if skipped:
+            print(f"tokenizer: {path}: {skipped} unreadable line(s) left out of the corpus")
     if not texts:
         raise DataError(f"no text found in {', '.join(paths)}; expected JSONL rows with string fields")
     return texts
@@ -128,4 +138,4 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(parse_args()))
+    sys.exit(run_cli(lambda: main(parse_args())))

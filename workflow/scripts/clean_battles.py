@@ -16,6 +16,7 @@ import sys
 
 from lineage.citations import clean_battles
 from lineage.io import DataError, load_jsonl, write_json, write_jsonl
+from lineage.errors import exit_code, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in", dest="inp", required=True, help="validated battles (JSONL)")
     parser.add_argument("--out", required=True, help="battles with cleaned answers (JSONL)")
     parser.add_argument("--stats", required=True, help="removal counts per marker style (JSON)")
+    parser.add_argument("--quarantine", default=None, help="battles whose needed answer was only citations (JSONL)")
     return parser
 
 
@@ -32,17 +34,20 @@ def main(argv: list[str] | None = None) -> int:
         rows = load_jsonl(args.inp)
     except (DataError, OSError) as err:
         print(f"clean_battles: error: {err}", file=sys.stderr)
-        return 1
-    cleaned, stats = clean_battles(rows)
+        return exit_code(err) or 1
+    cleaned, stats, quarantine = clean_battles(rows, file=args.inp)
     write_jsonl(args.out, cleaned)
     write_json(args.stats, stats)
+    if args.quarantine:
+        write_jsonl(args.quarantine, quarantine)
     markers = ", ".join(f"{style} {n}" for style, n in stats["markers"].items() if n)
     print(
         f"clean_battles: {stats['answers_changed']} of {stats['answers']} answers changed in {stats['battles']} "
-        f"battles; {stats['sections_dropped']} sources sections dropped ({markers or 'no markers'})"
+        f"battles; {stats['sections_dropped']} sources sections dropped ({markers or 'no markers'}); "
+        f"{len(quarantine)} battles quarantined (a needed answer was only citations)"
     )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

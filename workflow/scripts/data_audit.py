@@ -25,6 +25,7 @@ from lineage.audit import build_audit, load_card_counts
 from lineage.audit_report import render_html, render_markdown
 from lineage.cli import bool_arg
 from lineage.io import DataError, write_json, write_text
+from lineage.errors import exit_code, run_cli
 
 INPUTS = {
     "raw_export": "the battle export as read (JSONL)",
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in INPUTS.items():
         parser.add_argument("--" + name.replace("_", "-"), dest=name, required=True, help=text)
     parser.add_argument("--quarantine", action="append", default=[], help="a stage's quarantine JSONL (repeatable)")
+    parser.add_argument("--set-aside", default=None, help="rows set aside by rule (arena battles without our model)")
     parser.add_argument("--holdout-in-training", type=bool_arg, default=True, help="true|false")
     parser.add_argument("--card-counts", required=True, help="the card's counts: a JSON object or a JSON file")
     parser.add_argument("--out-json", required=True, help="the audit as JSON")
@@ -56,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     paths = {name: getattr(args, name) for name in INPUTS}
     paths["quarantine"] = args.quarantine
+    paths["set_aside"] = args.set_aside
     try:
         card = load_card_counts(args.card_counts)
         audit = build_audit(paths, card, args.holdout_in_training)
     except (DataError, OSError, KeyError, ValueError) as err:
         print(f"data_audit: error: {err}", file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     write_json(args.out_json, audit)
     write_text(args.out_md, render_markdown(audit))
     write_text(args.out_html, render_html(audit))
@@ -77,4 +80,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -16,6 +16,7 @@ import sys
 
 from lineage.dedup import dedup_preferred
 from lineage.io import DataError, read_jsonl, write_jsonl
+from lineage.errors import exit_code, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, OSError, KeyError) as err:
         print(f"dedup_battles: error: {args.inp}: {err!s} (run read_battles.py first: it validates every field)",
               file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     write_jsonl(args.out, preferred)
     write_jsonl(args.quarantine, superseded)
     own = sum(row["preferred_side"] == "own" for row in preferred)
@@ -46,4 +47,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

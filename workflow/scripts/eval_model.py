@@ -31,6 +31,7 @@ from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.registry import BENCHMARKS
 from lineage.evaluation.tasks import DEFAULT_MAX_NEW_TOKENS, RUNNERS, RunOptions
 from lineage.io import write_json, write_jsonl
+from lineage.errors import run_cli
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": None}
 
@@ -173,4 +174,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

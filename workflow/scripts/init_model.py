@@ -21,6 +21,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from lineage.checkpoint import lineage_record, save_checkpoint
 from lineage.modeling import SHAPES, build_config, count_params, state_fingerprint, tied_duplicates
+from lineage.errors import run_cli
 
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -74,4 +75,4 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(parse_args()))
+    sys.exit(run_cli(lambda: main(parse_args())))

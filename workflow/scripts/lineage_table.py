@@ -11,6 +11,8 @@ Run as:
 
 from __future__ import annotations
 
+import sys
+
 import argparse
 import html
 from pathlib import Path
@@ -18,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 from lineage.checkpoint import read_lineage
 from lineage.io import write_text
+from lineage.errors import run_cli
 
 RECIPE_KEYS = ("lr", "schedule", "steps", "global_batch_rows", "max_length", "beta", "precision")
 
@@ -85,4 +88,4 @@ def main(args) -> None:
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    sys.exit(run_cli(lambda: main(parse_args())))

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lineage.evaluation.table import build, load_results, parse_card, plot, to_markdown, to_tsv  # noqa: E402
 from lineage.io import atomic_path, write_text  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 
 DEFAULT_CARD = Path(__file__).resolve().parents[2] / "resources" / "card_eval_table.tsv"
 
@@ -53,4 +54,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -9,8 +9,10 @@ parameters counted exactly; memory then follows from how this project trains:
 - activations saved for backward, per token and layer, counted from the tensors each layer type
   keeps in bf16 (attention through SDPA/flash, so no sequence-squared term); with activation
   checkpointing only each layer's input, plus one layer's full activations while it is recomputed;
-- the logits: bf16 output, its fp32 copy for the loss and the fp32 gradient (10 bytes x tokens x vocab;
-  with chunked cross-entropy the fp32 part of one chunk only);
+- the logits of the positions with a loss (--loss-share of the tokens; the head runs only there): bf16
+  output, its fp32 copy for the loss and the fp32 gradient (10 bytes x tokens x vocab; with chunked
+  cross-entropy the fp32 part of one chunk only); with --fused-loss (liger) none of them, only the
+  head's fp32 gradient accumulator and one chunk;
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
 Step time = model FLOPs per step (lineage.modeling.ParamCounts.step_flops, the head at every
@@ -38,13 +40,43 @@ from transformers import AutoModelForCausalLM  # noqa: E402
 
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
 from lineage.training.fsdp import blocks  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
-MEASURED_MFU = 0.184  # ours, packed, 1B Llama on one H200 (benchmarks/RESULTS.md)
-# Single-H200 runs of benchmarks/train_gpu_compare.sh: 0.98B Llama, vocabulary 2048, micro-batch tokens at
-# the peak (16 rows padded to the longest row, 1,133 tokens; or one 4,096-token pack), measured peak GiB.
-MEASURED = (("padded, 16 x 1,133 tokens", 16 * 1133, 44.9), ("packed, 4,096 tokens", 4096, 22.4))
+MEASURED_MFU = 0.254  # ours, Nemotron-H at the card's widths, packed, fused loss, one H200 (benchmarks/RESULTS.md)
+CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
+FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A single-H200 run of benchmarks/ (train_gpu_compare.sh, train_speed.sh) and its measured peak."""
+
+    name: str
+    family: str
+    size: str
+    vocab: int
+    micro_tokens: int
+    measured_gib: float
+    loss_share: float = 1.0
+    ce_chunk_tokens: int = 0
+    fused_loss: bool = False
+    compiled: bool = False  # compiled blocks keep fewer activations than the model counts
+
+
+MEASURED = (
+    Measured("Llama 0.98B, padded, 16 x 1,133 tokens", "llama", "1b", 2048, 16 * 1133, 44.9),
+    Measured("Llama 0.98B, packed, 4,096 tokens", "llama", "1b", 2048, 4096, 22.4),
+    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 16,384, fused loss", "nemotron_h", "30b_a3b_reduced",
+             131072, 16384, 93.5, CHAT_LOSS_SHARE, fused_loss=True),
+    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss", "nemotron_h", "30b_a3b_reduced",
+             131072, 32768, 99.5, CHAT_LOSS_SHARE, fused_loss=True),
+    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, unfused", "llama", "1b", 128256, 32768, 89.3,
+             CHAT_LOSS_SHARE, compiled=True),
+    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, fused loss", "llama", "1b", 128256, 32768, 56.6,
+             CHAT_LOSS_SHARE, fused_loss=True, compiled=True),
+)
 
 
 @dataclass
@@ -105,8 +137,8 @@ def activation_bytes_per_token(kind: str, config) -> int:
     raise ValueError(f"unknown layer kind {kind!r}")
 
 
-def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0
-         ) -> Plan:
+def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0,
+         loss_share: float = 1.0, fused_loss: bool = False) -> Plan:
     counts = count_params(model)
     total = counts.total
     block_params = [sum(p.numel() for p in block.parameters()) for block in blocks(model)]
@@ -118,10 +150,14 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
         activations = micro_tokens * (2 * model.config.hidden_size * len(per_layer) + max(per_layer))
     else:
         activations = micro_tokens * sum(per_layer)
-    vocab = model.config.vocab_size
-    # Chunked cross-entropy (--ce-chunk-tokens) keeps the bf16 logits but only one chunk's fp32 copy and grad.
-    logits = (2 * micro_tokens + 8 * min(ce_chunk_tokens, micro_tokens)) * vocab if ce_chunk_tokens else \
-        10 * micro_tokens * vocab
+    vocab, hidden = model.config.vocab_size, model.config.hidden_size
+    loss_tokens = int(micro_tokens * loss_share)
+    if fused_loss:  # no logits kept: the head's fp32 gradient accumulator, one chunk's fp32 logits and gradient
+        logits = 4 * vocab * hidden + 8 * min(FUSED_CHUNK_ROWS, loss_tokens) * vocab
+    elif ce_chunk_tokens:  # the bf16 logits, but only one chunk's fp32 copy and gradient
+        logits = (2 * loss_tokens + 8 * min(ce_chunk_tokens, loss_tokens)) * vocab
+    else:
+        logits = 10 * loss_tokens * vocab
     return Plan(counts, static, gathered, activations, logits)
 
 
@@ -131,12 +167,12 @@ def step_seconds(flops: float, gpus: int, peak_tflops: float, mfu: float) -> flo
 
 def report(result: Plan, args) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
-    flops = result.counts.step_flops(tokens_per_step, tokens_per_step)  # the head at every position
+    flops = result.counts.step_flops(tokens_per_step, int(tokens_per_step * args.loss_share))
     seconds = step_seconds(flops, args.gpus, args.peak_tflops, args.mfu)
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
             ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
             (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
-            ("logits (bf16, + fp32 copy and grad of all or one chunk)", result.logits), ("CUDA context, allocator slack", RUNTIME_BYTES)]
+            ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits), ("CUDA context, allocator slack", RUNTIME_BYTES)]
     lines = [f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
              f"{result.counts.active / 1e9:.2f}B active; "
              f"{args.gpus} GPUs of {args.gpu_gib} GiB; micro-batch {args.micro_batch_rows} x {args.tokens_per_row} "
@@ -150,13 +186,20 @@ def report(result: Plan, args) -> str:
     return "\n".join(lines)
 
 
+def planned_peak(run: Measured) -> float:
+    model = build_meta_model(run.family, run.size, run.vocab)
+    return plan(model, gpus=1, micro_tokens=run.micro_tokens, checkpointing=False, ce_chunk_tokens=run.ce_chunk_tokens,
+                loss_share=run.loss_share, fused_loss=run.fused_loss).peak / GIB
+
+
 def check() -> str:
     """The model against the peak memory of the measured single-H200 runs."""
-    model = build_meta_model("llama", "1b", 2048)
-    lines = ["| 0.98B Llama on one H200 | planned GiB | measured GiB | error |", "|---|---|---|---|"]
-    for name, tokens, measured in MEASURED:
-        planned = plan(model, gpus=1, micro_tokens=tokens, checkpointing=False).peak / GIB
-        lines.append(f"| {name} | {planned:.1f} | {measured:.1f} | {100 * (planned - measured) / measured:+.0f}% |")
+    lines = ["| run on one H200 | planned GiB | measured GiB | error |", "|---|---|---|---|"]
+    for run in MEASURED:
+        planned = planned_peak(run)
+        note = " (compiled: fewer activations kept than planned)" if run.compiled else ""
+        lines.append(f"| {run.name}{note} | {planned:.1f} | {run.measured_gib:.1f} | "
+                     f"{100 * (planned - run.measured_gib) / run.measured_gib:+.0f}% |")
     return "\n".join(lines)
 
 
@@ -172,6 +215,9 @@ def main(argv=None) -> int:
     parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
     parser.add_argument("--activation-checkpointing", action="store_true")
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
+    parser.add_argument("--fused-loss", action="store_true", help="train_sft.py's --fused-loss liger (no logits kept)")
+    parser.add_argument("--loss-share", type=float, default=1.0,
+                        help=f"share of tokens with a loss, where the head runs (the benchmark chat rows: {CHAT_LOSS_SHARE})")
     parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
@@ -181,10 +227,11 @@ def main(argv=None) -> int:
         return 0
     model = build_meta_model(args.family, args.size, args.vocab)
     result = plan(model, gpus=args.gpus, micro_tokens=args.micro_batch_rows * args.tokens_per_row,
-                  checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens)
+                  checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
+                  loss_share=args.loss_share, fused_loss=args.fused_loss)
     print(report(result, args))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -10,6 +10,8 @@ Run as:
 
 from __future__ import annotations
 
+import sys
+
 import argparse
 from pathlib import Path
 
@@ -18,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from lineage.io import atomic_path, load_jsonl  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -44,4 +47,4 @@ def main(args) -> None:
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    sys.exit(run_cli(lambda: main(parse_args())))

@@ -19,6 +19,8 @@ import sys
 from lineage.battles import FORMATS, check_quarantine_fraction, read_export
 from lineage.cli import fraction
 from lineage.io import DataError, write_jsonl
+from lineage.screen import control_tokens
+from lineage.errors import exit_code, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=FORMATS, default="native", help="native rows or Chatbot Arena rows")
     parser.add_argument("--our-model", default=None, help="our model's name (required for --format arena)")
     parser.add_argument("--out", required=True, help="validated battles (JSONL)")
-    parser.add_argument("--quarantine", required=True, help="rows set aside, with reasons (JSONL)")
+    parser.add_argument("--quarantine", required=True, help="bad rows, with reasons (JSONL)")
+    parser.add_argument("--set-aside", default=None, help="sound rows without our model (arena), with reasons (JSONL)")
+    parser.add_argument("--control-tokens-from", action="append", default=[], metavar="DIR",
+                        help="a bundle or checkpoint directory whose chat-template markers and special tokens no "
+                             "content may hold (repeatable)")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of quarantining")
     parser.add_argument(
         "--max-quarantine-fraction", type=fraction, default=0.05, help="fail if more rows than this are bad"
@@ -38,20 +44,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        result = read_export(args.export, args.format, args.our_model, strict=args.strict)
+        tokens = control_tokens(args.control_tokens_from)
+        result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens)
         check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     except (DataError, OSError) as err:
         print(f"read_battles: error: {err}", file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     write_jsonl(args.out, result.kept)
     write_jsonl(args.quarantine, result.quarantine)
+    if args.set_aside:
+        write_jsonl(args.set_aside, result.set_aside)
     votes = ", ".join(f"{vote} {n}" for vote, n in result.vote_counts().items())
     print(
         f"read_battles: {result.n_read} rows read from {args.export}: {len(result.kept)} kept ({votes}), "
-        f"{len(result.quarantine)} quarantined"
+        f"{len(result.quarantine)} quarantined, {len(result.set_aside)} set aside (not about our model)"
     )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -19,6 +19,7 @@ import sys
 from lineage.cli import positive_int
 from lineage.general_mix import TokenCounter, load_source, sample_rows
 from lineage.io import DataError, write_json, write_jsonl
+from lineage.errors import exit_code, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-tokens", type=positive_int, default=4096, help="drop rows longer than this")
     parser.add_argument("--out", required=True, help="sampled chat rows (JSONL)")
     parser.add_argument("--stats", required=True, help="sampling stats (JSON)")
+    parser.add_argument("--quarantine", default=None, help="source lines and rows that could not be used (JSONL)")
     return parser
 
 
@@ -41,17 +43,20 @@ def main(argv: list[str] | None = None) -> int:
         rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
     except (DataError, OSError) as err:
         print(f"sample_general_mix: error: {err}", file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     stats["tokenizer"] = args.tokenizer
+    quarantine = stats.pop("quarantine")
     write_jsonl(args.out, rows)
+    if args.quarantine:
+        write_jsonl(args.quarantine, quarantine)
     write_json(args.stats, stats)
     print(
         f"sample_general_mix: {len(rows)} rows sampled (seed {args.seed}) from {stats['rows_total']} in "
         f"{len(sources)} source(s); {stats['rows_too_long']} of {stats['rows_examined']} examined were over "
-        f"{args.max_tokens} tokens"
+        f"{args.max_tokens} tokens; {len(quarantine)} unusable line(s) or row(s) quarantined"
     )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

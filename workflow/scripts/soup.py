@@ -22,6 +22,7 @@ from lineage.shards import CheckpointError
 from lineage.soup.checks import SoupError
 from lineage.soup.methods import METHODS
 from lineage.soup.stream import VERIFY_MODES, make_soup
+from lineage.errors import exit_code, run_cli
 
 UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (SoupError, CheckpointError) as err:
         print(f"soup.py: refused: {err}", file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     parents = ", ".join(f"{p['run']} x {p['weight']:g}" for p in record["parents"])
     print(f"{args.run}: {record['tensors']} tensors, {record['total_bytes'] / 1e9:.2f} GB from {parents} "
           f"(root {record['root']['run']}) in {record['wall_time_s']:.1f} s -> {args.out}")
@@ -90,4 +91,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

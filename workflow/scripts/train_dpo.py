@@ -36,6 +36,7 @@ from lineage.training.losses import dpo_sigmoid, sequence_logprobs
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
 from lineage.training.recipe import DpoRecipe
+from lineage.errors import run_cli
 
 STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_chosen", "ref_logp_rejected")
 
@@ -179,4 +180,4 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*parse_args()))
+    sys.exit(run_cli(lambda: main(*parse_args())))

@@ -52,6 +52,7 @@ from lineage.training.optim import build_optimizer
 from lineage.training.packing import boundary_inputs
 from lineage.training.output import save_final, verify_parent
 from lineage.training.recipe import SftRecipe
+from lineage.errors import run_cli
 
 
 PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
@@ -234,4 +235,4 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*parse_args()))
+    sys.exit(run_cli(lambda: main(*parse_args())))

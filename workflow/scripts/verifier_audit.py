@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lineage.io import write_json, write_text  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 
 TYPE_NAMES = {"math": "math (GSM8K-style, final number)", "if": "instructions (IFEval checkers, strict)"}
 
@@ -53,4 +54,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -28,6 +28,7 @@ from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
 from lineage.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -104,4 +105,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -20,6 +20,7 @@ import sys
 from lineage.cli import bool_arg, positive_int
 from lineage.io import DataError, load_jsonl, write_jsonl
 from lineage.preferences import tie_rows, winner_rows
+from lineage.errors import exit_code, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         battles = load_jsonl(args.ties) if args.ties else []
     except (DataError, OSError) as err:
         print(f"winner_rows: error: {err}", file=sys.stderr)
-        return 1
+        return exit_code(err) or 1
     rows = winner_rows(train, holdout, args.repeat, args.holdout_in_training)
     excluded = set() if args.holdout_in_training else {row["prompt_id"] for row in holdout}
     ties = tie_rows(battles, args.repeat, excluded) if args.ties else []
@@ -55,4 +56,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

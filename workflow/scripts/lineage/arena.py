@@ -5,8 +5,9 @@ Arena rows name two models (`model_a`, `model_b`), a `winner` (model_a | model_b
 model is ours, our side becomes `own` and the other `other`; the winner maps to
 own_better / other_better / tie / both_bad. The prompt is the conversation without its final
 assistant turn, and it must be the same on both sides (a multi-turn battle whose earlier
-answers differ is not one prompt, so it is quarantined). Rows where neither model (or both)
-is ours are quarantined too: they say nothing about our model.
+answers differ is not one prompt, so it is quarantined). Rows where both models are ours are
+quarantined (the vote compares nothing); rows where neither is are set aside: most of the public
+export is battles between two other models, sound rows that say nothing about ours.
 
 Identifiers: `prompt_id` is `question_id` when that is already an integer, else the first 8
 hex digits of its sha256 read as an integer (stable across runs and machines). `battle_id` is
@@ -20,7 +21,7 @@ import hashlib
 from collections import Counter
 from typing import Any
 
-from lineage.battles import RowError, validate_messages
+from lineage.battles import RowError, SetAside, validate_messages
 
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 REQUIRED = ("question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b", "tstamp")
@@ -84,7 +85,7 @@ class ArenaAdapter:
         elif model_b == self.our_model:
             own, other = "b", "a"
         else:
-            raise RowError(
+            raise SetAside(
                 "model_a",
                 f"neither model_a ({model_a!r}) nor model_b ({model_b!r}) is our model {self.our_model!r}",
             )

@@ -34,7 +34,7 @@ def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[lis
         ["answers cleaned (non-null)", _fmt(stats.get("answers"))],
         ["answers changed", _fmt(stats.get("answers_changed"))],
         ["sources sections dropped", _fmt(stats.get("sections_dropped"))],
-        ["answers left as-is (cleaning would empty them)", _fmt(stats.get("kept_would_be_empty"))],
+        ["answers that were only citations (now empty)", _fmt(stats.get("citation_only_answers"))],
     ]
     quarantine = [
         [
@@ -54,6 +54,11 @@ def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[lis
         + (f" (the tie answers are in {tie_rows:,} tie rows of the ties-included variant)." if tie_rows else ".")
     )
     by_stage = ", ".join(f"{stage} {n}" for stage, n in audit["quarantine_by_stage"].items()) or "none"
+    aside = audit.get("set_aside") or {"rows": 0, "first": []}
+    aside_rows = [[f"{q.get('file', '')}:{q.get('line', '')}", _fmt(q.get("battle_id")),
+                   str(q.get("reason", ""))[:REASON_CHARS]] for q in aside["first"]]
+    aside_text = (f"{aside['rows']:,} battles without our model on a side, kept apart by rule (not bad rows, "
+                  f"not in the quarantine share)" + (f"; the first {len(aside_rows)}:" if aside_rows else "."))
     return [
         ("Counts per stage", "Ours beside the card's; an empty card cell means the card gives no number.",
          ["stage", "ours", "card", "match"], counts),
@@ -64,6 +69,8 @@ def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[lis
          ["style", "count"], cleaning),
         ("Quarantined and superseded rows", f"{len(quarantine)} rows by stage: {by_stage}. {unused_text}",
          ["stage", "file:line", "battle_id", "field", "reason"], quarantine),
+        ("Set aside: not about our model", aside_text, ["file:line", "battle_id", "reason"] if aside_rows else [],
+         aside_rows),
     ]
 
 

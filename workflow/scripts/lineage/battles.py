@@ -22,7 +22,6 @@ either recover a loser from another battle or build no pair for it.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -30,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage.io import DataError
+from lineage.io import DataError, LineError, iter_lines, parse_json_line
 from lineage.quarantine import describe, entry
+from lineage.screen import is_empty_text, screen_battle
 
 VOTES = ("own_better", "other_better", "tie", "both_bad")
 WINNER_SIDE = {"own_better": "own", "other_better": "other"}
@@ -42,13 +42,12 @@ FORMATS = ("native", "arena")
 STAGE = "read_battles"
 
 
-class RowError(ValueError):
+class RowError(LineError):
     """A problem with one field of one row."""
 
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"field '{field}': {reason}")
-        self.field = field
-        self.reason = reason
+
+class SetAside(RowError):
+    """A sound row that is not about our model (an arena battle between two other models): kept apart, not bad."""
 
 
 @dataclass
@@ -57,6 +56,7 @@ class ReadResult:
 
     kept: list[dict[str, Any]] = field(default_factory=list)
     quarantine: list[dict[str, Any]] = field(default_factory=list)
+    set_aside: list[dict[str, Any]] = field(default_factory=list)
     n_read: int = 0
 
     def vote_counts(self) -> dict[str, int]:
@@ -65,8 +65,8 @@ class ReadResult:
 
 
 def is_blank(text: Any) -> bool:
-    """True for None, and for strings that are empty or only whitespace."""
-    return text is None or (isinstance(text, str) and not text.strip())
+    """True for None, and for strings of only whitespace and invisible characters (lineage.screen)."""
+    return text is None or (isinstance(text, str) and is_empty_text(text))
 
 
 def normalize_space(text: str) -> str:
@@ -122,6 +122,22 @@ def _validate_side(obj: dict[str, Any], side: str) -> dict[str, Any]:
     return {"model": model, "answer": answer}
 
 
+def apply_answer_policy(sides: dict[str, dict[str, Any]], vote: str, why: str = "is empty") -> None:
+    """Empty answers: a decisive vote's preferred one, or either of a tie / both_bad, makes the row untrustworthy
+    (RowError); an empty losing answer becomes null (kept: no pair can be built from this battle)."""
+    if vote in WINNER_SIDE:
+        winner = WINNER_SIDE[vote]
+        loser = "other" if winner == "own" else "own"
+        if is_blank(sides[winner]["answer"]):
+            raise RowError(f"{winner}.answer", f"the preferred answer of a {vote} vote {why}")
+        if is_blank(sides[loser]["answer"]):
+            sides[loser]["answer"] = None
+    else:
+        for side in SIDES:
+            if is_blank(sides[side]["answer"]):
+                raise RowError(f"{side}.answer", f"a {vote} vote needs both answers; this one {why}")
+
+
 def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
     """Check one native row and return it normalized (fixed key order, blank losers as null).
 
@@ -154,17 +170,7 @@ def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         raise RowError("created_at", f"not an ISO-8601 timestamp: {created_at!r}") from None
 
-    if vote in WINNER_SIDE:
-        winner = WINNER_SIDE[vote]
-        loser = "other" if winner == "own" else "own"
-        if is_blank(sides[winner]["answer"]):
-            raise RowError(f"{winner}.answer", f"the preferred answer of a {vote} vote is empty")
-        if is_blank(sides[loser]["answer"]):
-            sides[loser]["answer"] = None  # kept: the pair cannot be built from this battle
-    else:
-        for side in SIDES:
-            if is_blank(sides[side]["answer"]):
-                raise RowError(f"{side}.answer", f"a {vote} vote needs both answers; this one is empty")
+    apply_answer_policy(sides, vote)
     return {
         "battle_id": battle_id,
         "prompt_id": prompt_id,
@@ -176,27 +182,12 @@ def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def iter_raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
-    """Yield (line_number, raw bytes) for every non-blank line, counting lines from 1."""
-    with Path(path).open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if raw.strip():
-                yield line_no, raw.rstrip(b"\r\n")
-
-
-def decode_line(raw: bytes) -> dict[str, Any]:
-    """Bytes of one line → JSON object, or RowError on bad UTF-8, bad JSON or a non-object."""
+def decode_line(raw: bytes, first: bool = False) -> dict[str, Any]:
+    """Bytes of one line → JSON object, or RowError (lineage.io.parse_json_line says which lines are refused)."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise RowError("encoding", f"not valid UTF-8 ({err.reason} at byte {err.start}); re-export as UTF-8") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RowError("json", f"invalid JSON ({err.msg}; column {err.colno})") from None
-    if not isinstance(obj, dict):
-        raise RowError("json", f"expected one JSON object per line, got {_type_name(obj)}")
-    return obj
+        return parse_json_line(raw, first=first)
+    except LineError as err:
+        raise RowError(err.field, err.reason) from None
 
 
 def read_export(
@@ -204,8 +195,13 @@ def read_export(
     fmt: str = "native",
     our_model: str | None = None,
     strict: bool = False,
+    control_tokens: tuple[str, ...] = (),
 ) -> ReadResult:
-    """Read and validate an export; bad rows become quarantine entries (or a DataError if strict)."""
+    """Read, validate and screen an export; bad rows become quarantine entries (or a DataError if strict).
+
+    Arena battles without our model are set aside (`set_aside`), not counted as bad rows;
+    `control_tokens` are the chat template's markers that no content may hold (lineage.screen).
+    """
     from lineage import arena  # local import: arena builds on this module
 
     if fmt not in FORMATS:
@@ -218,17 +214,18 @@ def read_export(
     kept_prompts: dict[int, tuple[int, list[str]]] = {}
     adapter = arena.ArenaAdapter(our_model) if fmt == "arena" else None
 
-    for line_no, raw in iter_raw_lines(path):
+    for line_no, raw in iter_lines(path):
         result.n_read += 1
         battle_id = None
         names: dict[str, str] = {}
         try:
-            obj = decode_line(raw)
+            obj = decode_line(raw, first=line_no == 1)
             if adapter is not None:
                 obj, names = adapter.to_native(obj)
             if isinstance(obj.get("battle_id"), str):
                 battle_id = obj["battle_id"]
             row = validate_battle(obj)
+            screen_battle(row, control_tokens)
             if fmt == "native" and our_model and row["own"]["model"] != our_model:
                 raise RowError("own.model", f"is {row['own']['model']!r}, not our model {our_model!r}")
             if row["battle_id"] in kept_ids:
@@ -241,7 +238,7 @@ def read_export(
                     f"prompt_id {row['prompt_id']} was kept from line {first[0]} with different messages; "
                     "give this conversation its own prompt_id",
                 )
-        except RowError as err:
+        except LineError as err:
             field_name = arena.translate_field(err.field, names)
             record = entry(
                 STAGE,
@@ -252,6 +249,9 @@ def read_export(
                 field=field_name,
                 raw=raw.decode("utf-8", errors="backslashreplace"),
             )
+            if isinstance(err, SetAside):
+                result.set_aside.append(record)
+                continue
             if strict:
                 raise DataError(f"{describe(record)} (rerun without --strict to quarantine bad rows instead)") from None
             result.quarantine.append(record)
@@ -260,7 +260,8 @@ def read_export(
         kept_prompts.setdefault(row["prompt_id"], (line_no, shape))
         result.kept.append(row)
 
-    assert result.n_read == len(result.kept) + len(result.quarantine), "a row was dropped without a quarantine entry"
+    accounted = len(result.kept) + len(result.quarantine) + len(result.set_aside)
+    assert result.n_read == accounted, "a row was dropped without a quarantine entry"
     return result
 
 
@@ -268,14 +269,19 @@ def check_quarantine_fraction(result: ReadResult, max_fraction: float, path: str
     """Fail when too many rows were quarantined: the export is probably in another format."""
     if result.n_read == 0:
         raise DataError(f"{path}: the export holds no rows")
-    share = len(result.quarantine) / result.n_read
+    about_us = result.n_read - len(result.set_aside)
+    if about_us == 0:
+        raise DataError(f"{path}: none of its {result.n_read} battles has our model on a side; "
+                        "check export.our_model against the export's model names")
+    share = len(result.quarantine) / about_us
     if share <= max_fraction:
         return
     reasons = Counter((q["field"], q["reason"].split(";")[0]) for q in result.quarantine)
     top = "; ".join(f"{n}x field '{f}': {r}" for (f, r), n in reasons.most_common(3))
     raise DataError(
-        f"{path}: {len(result.quarantine)} of {result.n_read} rows ({share:.1%}) would be quarantined, more than "
-        f"--max-quarantine-fraction {max_fraction}. The export is probably in another format "
+        f"{path}: {len(result.quarantine)} of {about_us} rows ({share:.1%}) would be quarantined, more than "
+        f"--max-quarantine-fraction {max_fraction} (export.max_quarantine_fraction). The export is probably in "
+        "another format "
         f"(try --format native|arena, and --our-model for arena) or damaged. Most common: {top}. "
         f"First: {describe(result.quarantine[0])}"
     )

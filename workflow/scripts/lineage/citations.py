@@ -11,6 +11,8 @@ card's winner-SFT data had them stripped; this module does that, conservatively:
   numeric reference definitions `[1]: https://...`; bare-URL lines at the end; a trailing
   section whose label line is Sources / References / Citations / Further reading (as a
   heading, bold or plain label) and which holds only list items, URLs and blank lines.
+* removed too: "(Source: ...)" notes, "[source]" / "[citation needed]" tags, and superscript
+  numerals after a word or punctuation ("the study¹"), but not powers or units ("x²", "cm²").
 * rewritten: markdown links `[text](https://...)` and defined reference links `[text][1]` → `text`.
 * never touched: fenced code blocks, inline code (`arr[1]`), task-list boxes `[x]`/`[ ]`,
   index-like brackets in prose (`matrix[0][2]`, `x[1].y`), prose that merely uses the words
@@ -37,6 +39,9 @@ STYLES = (
     "reference_def",
     "bare_url_line",
     "sources_section",
+    "source_note",
+    "source_tag",
+    "superscript",
 )
 
 _MARK = "\x00"
@@ -54,6 +59,13 @@ _FULLWIDTH = re.compile(r"【(?:\d{1,4}(?::\d{1,4})?(?:†[^】\n]{0,200})?|[^�
 _SUP = re.compile(r"<sup>\s*(?:\[\s*)?\^?\d{1,3}(?:\s*[,;–—-]\s*\d{1,3})*(?:\s*\])?\s*</sup>", re.I)
 _EMPTY_SUP = re.compile(r"<sup>\s*</sup>", re.I)
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]{1,40}\](?!:)")
+# "(Source: ...)", "(Sources: a, b)", "(via ...)" in parentheses, up to 200 characters
+_SOURCE_NOTE = re.compile(r"\(\s*(?:sources?|via|cited\s+from|retrieved\s+from)\s*:[^()\n]{1,200}\)", re.I)
+# "[source]", "[sources]", "[citation needed]", "[citation]", "[cite]", "[ref]"
+_SOURCE_TAG = re.compile(r"\[\s*(?:sources?|citation(?:\s+needed)?|cite|ref)\s*\]", re.I)
+# superscript numerals after a word of 3+ letters or punctuation ("the study¹", "growth.²³"), not powers ("mc²")
+_SUPERSCRIPT = re.compile(r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*")
+_UNITS = frozenset({"cm", "mm", "km", "ft", "in", "mi", "yd", "nm", "um", "μm", "dm", "sec", "ms", "kg", "mol"})
 
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^[^\]]{1,40}\]:")
 _REFERENCE_DEF = re.compile(rf"^ {{0,3}}\[\d{{1,3}}\]:\s*<?{_URL}")
@@ -213,6 +225,17 @@ def _clean_prose(text: str, counts: Counter, defined: set[str]) -> str:
 
     text = _REF_LINK.sub(ref_link, text)
     text = _SUP.sub(count("sup", _MARK), text)
+    text = _SOURCE_NOTE.sub(count("source_note", _MARK), text)
+    text = _SOURCE_TAG.sub(count("source_tag", _MARK), text)
+
+    def superscript(match: re.Match) -> str:
+        word = re.search(r"(\w+)$", match.string[: match.start()])
+        if word and word.group(1).lower() in _UNITS:  # cm², km³: units, not citations
+            return match.group(0)
+        counts["superscript"] += 1
+        return _MARK
+
+    text = _SUPERSCRIPT.sub(superscript, text)
     text = _EMPTY_SUP.sub(_MARK, text)
     text = _FOOTNOTE_REF.sub(count("footnote_ref", _MARK), text)
 
@@ -279,12 +302,21 @@ def clean_answer(text: str) -> tuple[str, Counter]:
     return result, counts
 
 
-def clean_battles(rows: list[dict]) -> tuple[list[dict], dict]:
-    """Clean both answers of every battle; return (new rows, stats for the audit)."""
+def clean_battles(rows: list[dict], file: str = "") -> tuple[list[dict], dict, list[dict]]:
+    """Clean both answers of every battle; return (new rows, stats for the audit, quarantine entries).
+
+    An answer that is only citation artefacts has nothing left to train on: it counts as empty,
+    and the vote policy of lineage.battles decides (a preferred or tie answer: the battle is
+    quarantined; a losing one: null).
+    """
+    from lineage.battles import apply_answer_policy
+    from lineage.io import LineError
+    from lineage.quarantine import entry
+
     totals: Counter = Counter()
     stats = {"battles": 0, "answers": 0, "answers_null": 0, "answers_changed": 0}
-    out = []
-    for row in rows:
+    out, quarantine = [], []
+    for line, row in enumerate(rows, start=1):
         stats["battles"] += 1
         new = dict(row)
         for side in ("own", "other"):
@@ -295,11 +327,20 @@ def clean_battles(rows: list[dict]) -> tuple[list[dict], dict]:
             stats["answers"] += 1
             cleaned, counts = clean_answer(answer)
             totals.update(counts)
+            if counts.get("kept_would_be_empty"):
+                cleaned = None
             if cleaned != answer:
                 stats["answers_changed"] += 1
             new[side] = {**row[side], "answer": cleaned}
+        try:
+            apply_answer_policy(new, new["vote"], why="is only citation markers")
+        except LineError as err:
+            quarantine.append(entry("clean_battles", file, line, err.reason, battle_id=row["battle_id"],
+                                    field=err.field))
+            continue
         out.append(new)
     stats["markers"] = {style: totals.get(style, 0) for style in STYLES}
     stats["sections_dropped"] = totals.get("sources_section", 0)
-    stats["kept_would_be_empty"] = totals.get("kept_would_be_empty", 0)
-    return out, stats
+    stats["citation_only_answers"] = totals.get("kept_would_be_empty", 0)
+    stats["battles_quarantined"] = len(quarantine)
+    return out, stats, quarantine

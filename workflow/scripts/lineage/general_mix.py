@@ -17,14 +17,16 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage.io import DataError, read_jsonl
+from lineage.io import DataError, read_jsonl_lenient
+from lineage.quarantine import entry
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")
+STAGE = "sample_general_mix"
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Source:
     name: str
     rows: Sequence[dict[str, Any]]
     lines: list[int] | None = None  # line numbers for local files
+    unreadable: list[dict[str, Any]] = field(default_factory=list)  # quarantine entries of lines that did not parse
 
     def where(self, index: int) -> str:
         if self.lines is not None:
@@ -46,8 +49,15 @@ def load_source(spec: str) -> Source:
     """A local .jsonl file, a local dataset directory, or a hub id."""
     path = Path(spec)
     if path.is_file():
-        pairs = list(read_jsonl(path))
-        return Source(spec, path.stem, [obj for _, obj in pairs], [line for line, _ in pairs])
+        rows, lines, unreadable = [], [], []
+        for line, obj, error, raw in read_jsonl_lenient(path):
+            if error is None:
+                rows.append(obj)
+                lines.append(line)
+            else:
+                unreadable.append(entry(STAGE, spec, line, error.reason, field=error.field,
+                                        raw=raw.decode("utf-8", errors="backslashreplace")))
+        return Source(spec, path.stem, rows, lines, unreadable)
     try:
         import datasets
 
@@ -119,6 +129,7 @@ def sample_rows(
     order = list(range(len(index)))
     random.Random(seed).shuffle(order)
     kept, lengths, too_long, examined = [], [], 0, 0
+    bad = [record for source in sources for record in source.unreadable]
     for position in order:
         if len(kept) == n_rows:
             break
@@ -126,7 +137,12 @@ def sample_rows(
         source = sources[source_no]
         row = source.rows[row_no]
         where = source.where(row_no)
-        messages = to_messages(row, where)
+        try:
+            messages = to_messages(row, where)
+        except DataError as err:  # a row of the wrong shape: set aside with its reason, never a stop
+            bad.append(entry(STAGE, source.spec, source.lines[row_no] if source.lines else row_no,
+                             str(err).removeprefix(f"{where}: ")))
+            continue
         examined += 1
         tokens = counter.count(messages, where)
         if tokens > max_tokens:
@@ -151,6 +167,7 @@ def sample_rows(
         "rows_total": len(index),
         "rows_examined": examined,
         "rows_too_long": too_long,
+        "rows_bad": len(bad),
         "rows_kept": len(kept),
         "max_tokens": max_tokens,
         "seed": seed,
@@ -161,4 +178,5 @@ def sample_rows(
             "mean": round(sum(lengths) / len(lengths), 1) if lengths else 0,
         },
     }
+    stats["quarantine"] = bad
     return kept, stats

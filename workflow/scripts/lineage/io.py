@@ -40,24 +40,104 @@ class DiskFullError(OSError):
         )
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line_number, object) for each non-empty line; raise DataError on bad JSON."""
-    path = Path(path)
-    with path.open("rb") as handle:
+class LineError(ValueError):
+    """One line or one field of one row that cannot be trusted; `field` and `reason` go to the quarantine."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"field '{field}': {reason}")
+        self.field = field
+        self.reason = reason
+
+
+MAX_DEPTH = 64  # JSON nesting deeper than any row of ours; deeper input is refused, not recursed into
+_BOM = b"\xef\xbb\xbf"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise LineError(key, "the key appears twice in one object; which value counts is undefined")
+        seen[key] = value
+    return seen
+
+
+def _depth_and_text_check(value: Any, depth: int = 0) -> None:
+    """Refuse nesting past MAX_DEPTH and strings that are not Unicode text (lone surrogates)."""
+    if depth > MAX_DEPTH:
+        raise LineError("json", f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise LineError("json", f"a string holds a lone surrogate ({value[err.start:err.end]!r} escaped "
+                                    "in the JSON), which is not text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _depth_and_text_check(key, depth + 1)
+            _depth_and_text_check(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _depth_and_text_check(item, depth + 1)
+
+
+def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
+    """One line's bytes as a JSON object, or LineError saying why not.
+
+    The one decoder of every external JSONL file: a UTF-8 byte-order mark on the first line is
+    dropped (editors write it); bytes that are not UTF-8, NUL bytes, invalid or truncated JSON,
+    two objects on one line, duplicate keys, lone surrogates and nesting past MAX_DEPTH are refused.
+    """
+    if first and raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LineError("encoding", f"not valid UTF-8 ({err.reason} at byte {err.start}); re-export as UTF-8") from None
+    if "\x00" in text:
+        raise LineError("encoding", f"a NUL byte at character {text.index(chr(0))}; the line is binary or damaged")
+    try:
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data":
+            raise LineError("json", f"two JSON values on one line (the second at column {err.colno}); "
+                                    "one object a line") from None
+        raise LineError("json", f"invalid JSON ({err.msg}; column {err.colno})") from None
+    except RecursionError:
+        raise LineError("json", f"nested deeper than {MAX_DEPTH} levels") from None
+    if not isinstance(obj, dict):
+        raise LineError("json", f"expected one JSON object per line, got {'null' if obj is None else type(obj).__name__}")
+    _depth_and_text_check(obj)
+    return obj
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
+    """(line_number, raw bytes without the line end) of every non-blank line, counting from 1."""
+    with Path(path).open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise DataError(f"{path}:{line_no}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{line_no}: invalid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{path}:{line_no}: expected a JSON object, got {type(obj).__name__}")
-            yield line_no, obj
+            if raw.strip():
+                yield line_no, raw.rstrip(b"\r\n")
+
+
+def read_jsonl_lenient(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any] | None, LineError | None, bytes]]:
+    """Every non-blank line of an external file as (line, object or None, error or None, raw bytes)."""
+    for line_no, raw in iter_lines(path):
+        try:
+            yield line_no, parse_json_line(raw, first=line_no == 1), None, raw
+        except LineError as err:
+            yield line_no, None, err, raw
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line_number, object) for each non-empty line; raise DataError naming the line on a bad one.
+
+    For files the workflow wrote or the user must fix; external data goes through read_jsonl_lenient.
+    """
+    path = Path(path)
+    for line_no, obj, error, _ in read_jsonl_lenient(path):
+        if error is not None:
+            raise DataError(f"{path}:{line_no}: {error}")
+        yield line_no, obj
 
 
 def load_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:

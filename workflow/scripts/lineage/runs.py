@@ -521,9 +521,34 @@ def _check_paths(lineage: Lineage, base: Path) -> None:
             paths[f"scales.{scale}.preference_mix.sources[{number}]"] = source
         for number, source in enumerate(settings["general_mix"]["sources"]):
             paths[f"scales.{scale}.general_mix.sources[{number}]"] = source
+    sized = {bench.name for bench in BENCHMARKS.values() if bench.sized}
+    for part in lineage.eval.parts:
+        if part.benchmark in sized:
+            paths[f"scales.{scale}.eval.items.{part.benchmark}"] = part.items
     for key, value in paths.items():
         if not (base / value).exists():
             raise ConfigError(
                 f"{key}: {value!r} does not exist. Point it at your copy "
                 f"(e.g. --config scale={scale} plus a --configfile overlay that sets {key})."
             )
+    _check_general_mix_supply(settings["general_mix"], base, scale)
+
+
+def _check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> None:
+    """More general-mix rows than the local sources hold can never be sampled: refuse before any job.
+
+    Counts lines (each row is one); hub sources are not counted, and rows over max_tokens show only
+    when the tokenizer has measured them, inside the job.
+    """
+    local = [base / source for source in mix["sources"] if (base / source).is_file()]
+    if len(local) != len(mix["sources"]):
+        return
+    available = 0
+    for path in local:
+        with path.open("rb") as handle:
+            available += sum(1 for line in handle if line.strip())
+    if mix["rows"] > available:
+        raise ConfigError(
+            f"scales.{scale}.general_mix.rows: {mix['rows']:,} rows asked for, but its sources hold {available:,} "
+            f"({', '.join(str(p) for p in local)}); lower rows or add a source"
+        )

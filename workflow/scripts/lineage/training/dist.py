@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from lineage.training.lifetime import die_with_parent
+
 
 @dataclass(frozen=True)
 class DistEnv:
@@ -28,7 +30,8 @@ class DistEnv:
 
 
 def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
-    """Join (or create) the process group: nccl on GPUs, gloo on CPU."""
+    """Join (or create) the process group: nccl on GPUs, gloo on CPU; a launched rank dies with its launcher."""
+    die_with_parent()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -54,7 +57,25 @@ def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
                 f"WORLD_SIZE={world_size} but MASTER_ADDR is not set; start several processes with "
                 "`accelerate launch --num_processes N` or `torchrun --nproc_per_node N`"
             )
+    if rank != 0:
+        quiet_third_party_warnings()
     return DistEnv(rank=rank, world_size=world_size, local_rank=local_rank, device=dev)
+
+
+def quiet_third_party_warnings() -> None:
+    """Ranks other than 0 keep third-party warnings to themselves: a job prints each warning once, not per rank.
+    Errors still print on every rank."""
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+    except ImportError:
+        pass
 
 
 def all_reduce_sum(tensor: torch.Tensor) -> torch.Tensor:

@@ -18,6 +18,7 @@ import torch
 
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.modeling import ParamCounts
+from lineage.training.lifetime import StateLock, StateLockedError
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
 from lineage.training.preemption import Preempted, StopRequest
@@ -59,9 +60,30 @@ def train(
     `shown` also go on the step line. On SIGTERM or SIGUSR1 every rank stops after the same
     step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
-    with StopRequest() as stop:
-        return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
-                      recipe_hash, stop)
+    lock = _lock_state(args.state_dir, env)
+    try:
+        with StopRequest() as stop:
+            return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
+                          recipe_hash, stop)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _lock_state(state_dir, env: DistEnv) -> StateLock | None:
+    """Rank 0 locks the run's state directory; every rank stops if it could not (see lifetime.py)."""
+    if state_dir is None:
+        return None
+    lock, refusal = None, None
+    if env.is_main:
+        try:
+            lock = StateLock(state_dir).acquire()
+        except StateLockedError as error:
+            refusal = error
+    refused = all_reduce_sum(torch.tensor([refusal is not None], dtype=torch.float64, device=env.device))
+    if refused.item() > 0:
+        raise refusal or StateLockedError(f"{state_dir} is in use by another run (rank 0 says by whom)")
+    return lock
 
 
 def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash,
@@ -82,6 +104,7 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
     peak = peak_flops(env.device, recipe.precision, args.peak_flops)
     names = ("loss", *stat_names)
 
+    began = time.perf_counter()
     for step in range(start, recipe.steps):
         t0 = time.perf_counter()
         lr = recipe.lr * lr_multiplier(
@@ -129,6 +152,8 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
                 mfu_value,
                 {name: values[name] for name in shown},
                 peak_mem,
+                elapsed_s=time.perf_counter() - began,
+                eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),
             )
         )
         metrics.write(

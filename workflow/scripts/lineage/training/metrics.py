@@ -13,6 +13,7 @@ the table, MFU is reported as n/a.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 from pathlib import Path
@@ -50,7 +51,10 @@ def step_line(
     mfu_value: float | None,
     extra: dict[str, float] | None = None,
     peak_mem_gib: float | None = None,
+    elapsed_s: float | None = None,
+    eta_s: float | None = None,
 ) -> str:
+    """One step's line: the step and its numbers, then elapsed time, ETA and a UTC timestamp."""
     width = max(4, len(str(steps)))
     parts = [
         f"step {step:0{width}d}/{steps:0{width}d}",
@@ -63,7 +67,18 @@ def step_line(
     parts += [f"{key} {value:.4f}" for key, value in (extra or {}).items()]
     if peak_mem_gib is not None:
         parts.append(f"peak_mem {peak_mem_gib:.1f} GiB")
+    if elapsed_s is not None:
+        parts.append(f"elapsed {clock(elapsed_s)}")
+    if eta_s is not None:
+        parts.append(f"eta {clock(eta_s)}")
+    parts.append(_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     return " | ".join(parts)
+
+
+def clock(seconds: float) -> str:
+    """H:MM:SS."""
+    seconds = max(0, round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
 class MetricsFile:

@@ -36,6 +36,29 @@ def verify_parent(args: argparse.Namespace, env: DistEnv) -> dict[str, Any]:
     return value
 
 
+def runtime_environment(env: DistEnv) -> dict[str, Any]:
+    """Where the run trained: package versions, the accelerator and its driver, host and world size."""
+    import platform
+    import shutil
+    import socket
+    import subprocess
+
+    import transformers
+
+    record: dict[str, Any] = {
+        "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "cuda": torch.version.cuda, "device": env.device.type, "gpu": None, "driver": None,
+        "hostname": socket.gethostname(), "world_size": env.world_size,
+    }
+    if env.device.type == "cuda":
+        record["gpu"] = torch.cuda.get_device_name(env.device)
+        if shutil.which("nvidia-smi"):
+            query = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                   capture_output=True, text=True, timeout=30, check=False)
+            record["driver"] = query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout else None
+    return record
+
+
 def save_final(
     args: argparse.Namespace,
     recipe: TrainRecipe,
@@ -67,6 +90,7 @@ def save_final(
             tokens_trained=summary["tokens"],
             final_loss=summary["final_loss"],
             resumed_from=summary.get("resumed_from"),
+            environment=runtime_environment(env),
             **(extra or {}),
             **args.lineage_extra,
         )

@@ -1,0 +1,52 @@
+"""The project's errors at a command line: one line on stderr, no traceback, one exit code per kind.
+
+Every script's `__main__` goes through `run_cli`, so a Snakemake log or a Slurm job's output
+shows what to fix, and a caller can tell a bad input from a damaged checkpoint by the code:
+
+  2  usage: a flag is missing or malformed (argparse's own code)
+  3  data: a bad input file, row or field (DataError and the row-level errors)
+  4  config: a recipe, config or combination of settings that cannot run here
+  5  integrity: a checkpoint or state whose bytes or shape are not what was recorded
+  6  disk: the filesystem filled up; the partial output was removed
+  7  environment: a package, kernel or resource this step needs is missing or busy
+143  preempted: stopped by SIGTERM after a saved step (lineage.training.preemption)
+  1  anything else: a bug, shown with its traceback
+
+Errors are recognised by class name along their MRO, so this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+EXIT_CODES = {
+    "DataError": 3, "LineError": 3, "ChatFormatError": 3, "BatchPlanError": 3, "FileNotFoundError": 3,
+    "ConfigError": 4, "RecipeError": 4, "SoupError": 4, "PackingError": 4, "HeadLossError": 4,
+    "CheckpointError": 5, "IntegrityError": 5,
+    "DiskFullError": 6,
+    "PunktMissingError": 7, "StateLockedError": 7,
+}
+CODE_NAMES = {2: "usage", 3: "data", 4: "config", 5: "integrity", 6: "disk", 7: "environment", 143: "preempted"}
+
+
+def exit_code(error: BaseException) -> int | None:
+    """The exit code of a known error (None: not one of the project's, a bug)."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in EXIT_CODES:
+            return EXIT_CODES[cls.__name__]
+    return None
+
+
+def run_cli(main: Callable[[], int | None], prog: str | None = None) -> int:
+    """Run a script's main; print a known error as `prog: <kind> error: message` and return its code."""
+    prog = prog or os.path.basename(sys.argv[0])
+    try:
+        return main() or 0
+    except Exception as error:  # noqa: BLE001 - sorted below: the project's errors, or re-raised
+        code = exit_code(error)
+        if code is None:
+            raise
+        print(f"{prog}: {CODE_NAMES[code]} error: {error}", file=sys.stderr)
+        return code
