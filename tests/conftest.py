@@ -5,10 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fault_rows import plant
 from workflow_helpers import copy_workflow
 
 
 @pytest.fixture(scope="session")
 def embedded_workflow(tmp_path_factory) -> Path:
-    """One scratch copy shared by the end-to-end tests of a session (they build on each other)."""
-    return copy_workflow(tmp_path_factory.mktemp("workflow"))
+    """One scratch copy shared by the end-to-end tests of a session (they build on each other).
+
+    Its sample export holds one more line for each row-level fault (tests/fault_rows.py): every
+    end-to-end build runs from an export that a real one could be, and the audit must name them all.
+    """
+    root = copy_workflow(tmp_path_factory.mktemp("workflow"))
+    plant(root / "resources/sample/battles.jsonl")
+    # 14 planted of 250 rows is over the shipped 5% limit (which then stops the run, as it should)
+    config = root / "config.yaml"
+    shipped = "max_quarantine_fraction: 0.05"
+    assert config.read_text().count(shipped) == 1
+    config.write_text(config.read_text().replace(shipped, "max_quarantine_fraction: 0.1"))
+    return root

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from fault_rows import FAULTS
 from workflow_helpers import planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
@@ -32,3 +33,25 @@ def test_data_target_reproduces_the_card_counts(embedded_workflow):
     html = (embedded_workflow / "results/embedded/data/audit.html").read_text()
     assert "<table" in html and "5,600" in html
     assert planned_jobs("data", cwd=embedded_workflow) == {}  # a second run has nothing to do
+
+
+def test_the_audit_names_every_planted_fault_and_accounts_for_every_row(embedded_workflow):
+    """The session's export holds one line of each row-level fault (conftest.py): none stopped a stage above,
+    each is in the audit with its stage and field, and the conservation checks still hold."""
+    snakemake("--cores", "2", "data", cwd=embedded_workflow)
+    audit = json.loads((embedded_workflow / "results/embedded/data/audit.json").read_text())
+    lines = plant_lines(embedded_workflow / "resources/sample/battles.jsonl")
+    for name, fault in FAULTS.items():
+        matches = [q for q in audit["quarantine"] if q["stage"] == fault.stage and q["field"] == fault.field
+                   and (q["battle_id"] == fault.battle_id if fault.stage != "read_battles" else q["line"] == lines[name])]
+        assert len(matches) == 1, (name, [q for q in audit["quarantine"] if q["stage"] == fault.stage])
+    assert audit["ours"]["raw_rows"] == 236 + len(FAULTS)
+    assert all(check["ok"] for check in audit["checks"]), audit["checks"]
+    report = (embedded_workflow / "results/embedded/data/audit.md").read_text()
+    assert all(f"battles.jsonl:{line}" in report for name, line in lines.items() if FAULTS[name].stage == "read_battles")
+
+
+def plant_lines(export) -> dict[str, int]:
+    """The line of each planted fault: they are the export's last lines, in FAULTS order."""
+    total = export.read_bytes().count(b"\n")
+    return {name: total - len(FAULTS) + 1 + offset for offset, name in enumerate(FAULTS)}

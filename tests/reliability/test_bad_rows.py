@@ -141,3 +141,19 @@ def test_an_export_of_only_bad_rows_still_fails_with_the_most_common_reasons(tmp
     result = read(tmp_path, [b"{"] * 4)
     with pytest.raises(DataError, match="4x field 'json'"):
         check_quarantine_fraction(result, 0.05, "export.jsonl")
+
+
+def test_a_row_too_long_to_train_is_named_in_lineage_json_and_the_lineage_table(tmp_path):
+    from _training_fixtures import build_base, run_in_process, train_args
+
+    import lineage_table
+    from lineage.checkpoint import read_lineage
+
+    (tmp_path / "base").mkdir()
+    base = build_base(tmp_path / "base", family="llama")
+    run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "out", steps=2, **{"max-length": 48}))
+    stats = read_lineage(tmp_path / "out")["data_stats"]
+    named = stats["dropped_rows"]
+    assert sum(stats["dropped"].values()) == sum(d["rows"] for d in named) > 0
+    assert all(d["where"].startswith(f"{base['sft']}:") and d["reason"] for d in named)
+    assert lineage_table.lineage_row(tmp_path / "out")["rows_left_out"].startswith(f"{sum(stats['dropped'].values())} rows: ")

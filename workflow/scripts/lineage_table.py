@@ -1,8 +1,8 @@
 """Tabulate the lineage of built checkpoints from their lineage.json files, for the audit.
 
 One row per checkpoint: its parents (and soup weights), the initialisation it descends from,
-the recipe, the data it saw (with checksums), the code and config it was built with, the Slurm
-job and the wall time. Written as TSV for tools and as a self-contained HTML page for people.
+the recipe, the data it saw (with checksums) and the rows it left out (too long for max_length,
+by file and row), the code and config it was built with, the Slurm job and the wall time. Written as TSV for tools and as a self-contained HTML page for people.
 
 Run as:
     python workflow/scripts/lineage_table.py --model results/embedded/models/sftwF \
@@ -11,16 +11,15 @@ Run as:
 
 from __future__ import annotations
 
-import sys
-
 import argparse
 import html
+import sys
 from pathlib import Path
 
 import pandas as pd
 from lineage.checkpoint import read_lineage
-from lineage.io import write_text
 from lineage.errors import run_cli
+from lineage.io import write_text
 
 RECIPE_KEYS = ("lr", "schedule", "steps", "global_batch_rows", "max_length", "beta", "precision")
 
@@ -54,6 +53,7 @@ def lineage_row(directory: Path) -> dict:
             for d in record.get("data", [])
         )
         or "-",
+        "rows_left_out": left_out(record.get("data_stats") or {}),
         "code_version": str(record.get("code_version", "?"))[:12],
         "config_hash": str(record.get("config_hash", ""))[:12],
         "slurm_job": record.get("slurm_job_id") or "-",
@@ -61,6 +61,15 @@ def lineage_row(directory: Path) -> dict:
         "files": len(files),
         "path": str(directory),
     }
+
+
+def left_out(stats: dict) -> str:
+    """The training rows a run did not train on, with their reason and where they came from."""
+    dropped = stats.get("dropped") or {}
+    if not dropped:
+        return "-"
+    where = "; ".join(f"{d['where']} x{d['rows']} ({d['reason']})" for d in stats.get("dropped_rows", []))
+    return f"{sum(dropped.values())} rows: " + (where or ", ".join(f"{r} {n}" for r, n in dropped.items()))
 
 
 def to_html(table: pd.DataFrame) -> str:

@@ -85,6 +85,18 @@ def attention_implementation(recipe: SftRecipe) -> str | None:
     return recipe.packed_attention
 
 
+def name_dropped_rows(stats, data_records) -> None:
+    """Give each dropped row its file and row number (the data files hold one row a line)."""
+    bounds, start = [], 0
+    for record in data_records:
+        bounds.append((start, start + record["rows"], record["path"]))
+        start += record["rows"]
+    for dropped in stats.dropped_rows:
+        index = dropped.pop("row")
+        path, row = next((p, index - lo + 1) for lo, hi, p in bounds if lo <= index < hi)
+        dropped["where"] = f"{path}:{row}"
+
+
 def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
     """Tokenize --data and return (step_data, stats, data records); every rank does the same work.
 
@@ -100,6 +112,7 @@ def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, t
         max_length=recipe.max_length,
         truncation=recipe.truncation,
     )
+    name_dropped_rows(stats, data_records)
     tdist.print0(f"data: {stats.summary()}")
     if not rows:
         raise DataError(

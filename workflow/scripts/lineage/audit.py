@@ -21,7 +21,7 @@ SET_ASIDE_SHOWN = 20  # set-aside rows listed by name (an arena export sets asid
 
 COUNT_LABELS = {
     "raw_rows": "rows in the raw export",
-    "battles": "battles kept after validation",
+    "battles": "battles kept after validation and cleaning",
     "own_better": "votes: own better",
     "other_better": "votes: other better",
     "tie": "votes: tie",
@@ -143,18 +143,19 @@ def build_audit(
     quarantine = [row for path in paths["quarantine"] for row in load_jsonl(path)]
     set_aside = load_jsonl(paths["set_aside"]) if paths.get("set_aside") else []
 
-    votes = Counter(row["vote"] for row in battles)
     by_stage = Counter(row["stage"] for row in quarantine)
     screened_out = {row["battle_id"] for row in quarantine if row["stage"] == "clean_battles"}
+    usable = [row for row in battles if row["battle_id"] not in screened_out]  # what the card's counts describe
+    votes = Counter(row["vote"] for row in usable)
     ours = {
         "raw_rows": sum(1 for _ in iter_lines(paths["raw_export"])),
-        "battles": len(battles),
+        "battles_read": len(battles),
+        "battles": len(usable),
         **{vote: votes.get(vote, 0) for vote in VOTES},
         "read_quarantined": by_stage.get("read_battles", 0),
         "set_aside": len(set_aside),
         "clean_quarantined": len(screened_out),
-        "decisive": sum(row["vote"] in ("own_better", "other_better") and row["battle_id"] not in screened_out
-                        for row in battles),
+        "decisive": votes.get("own_better", 0) + votes.get("other_better", 0),
         "preferred": len(preferred),
         "preferred_own": _count_rows(preferred, "preferred_side", "own"),
         "preferred_other": _count_rows(preferred, "preferred_side", "other"),
@@ -177,8 +178,13 @@ def build_audit(
     checks = [
         {
             "check": "every raw row is kept, quarantined or set aside",
-            "ok": ours["raw_rows"] == ours["battles"] + ours["read_quarantined"] + ours["set_aside"],
-            "detail": f"{ours['raw_rows']} = {ours['battles']} + {ours['read_quarantined']} + {ours['set_aside']}",
+            "ok": ours["raw_rows"] == ours["battles_read"] + ours["read_quarantined"] + ours["set_aside"],
+            "detail": f"{ours['raw_rows']} = {ours['battles_read']} + {ours['read_quarantined']} + {ours['set_aside']}",
+        },
+        {
+            "check": "every battle read is usable or quarantined by the cleaning",
+            "ok": ours["battles_read"] == ours["battles"] + ours["clean_quarantined"],
+            "detail": f"{ours['battles_read']} = {ours['battles']} + {ours['clean_quarantined']}",
         },
         {
             "check": "every decisive battle the cleaning kept is preferred or superseded",

@@ -20,6 +20,7 @@ from typing import Any
 
 IGNORE_INDEX = -100
 END_OF_TURN = "<|im_end|>"
+DROPPED_ROWS_KEPT = 100  # distinct dropped rows named in lineage.json (the counts are always whole)
 SYSTEM_PROMPT_FILE = "system_prompt.txt"
 CHAT_TEMPLATE_FILE = "chat_template.jinja"
 TRUNCATION_MODES = ("drop", "truncate")
@@ -60,6 +61,7 @@ class TokenizeStats:
     rows_kept: int = 0
     truncated: int = 0
     dropped: Counter = field(default_factory=Counter)
+    dropped_rows: list[dict[str, Any]] = field(default_factory=list)  # each distinct dropped row: first index, copies
     tokens: int = 0
     trained_tokens: int = 0
 
@@ -76,6 +78,7 @@ class TokenizeStats:
             "rows_kept": self.rows_kept,
             "truncated": self.truncated,
             "dropped": dict(self.dropped),
+            "dropped_rows": self.dropped_rows[:DROPPED_ROWS_KEPT],
             "tokens": self.tokens,
             "trained_tokens": self.trained_tokens,
         }
@@ -240,6 +243,7 @@ def tokenize_rows(
     """
     rows, stats = [], TokenizeStats()
     seen: dict[str, tuple[TokenizedRow | None, str | None]] = {}
+    first_drop: dict[str, int] = {}
     for messages in conversations:
         stats.rows_in += 1
         key = json.dumps(messages, sort_keys=True, ensure_ascii=False)
@@ -250,6 +254,10 @@ def tokenize_rows(
         row, reason = seen[key]
         if row is None:
             stats.dropped[reason] += 1
+            if key not in first_drop:
+                first_drop[key] = len(stats.dropped_rows)
+                stats.dropped_rows.append({"row": stats.rows_in - 1, "rows": 0, "reason": reason})
+            stats.dropped_rows[first_drop[key]]["rows"] += 1
             continue
         stats.rows_kept += 1
         stats.truncated += row.truncated
