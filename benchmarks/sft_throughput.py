@@ -61,7 +61,7 @@ def parse_args(argv=None):
     parser.add_argument("--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py")
     parser.add_argument("--init-seed", type=int, default=1234, help="seed of the random weights")
     parser.add_argument("--vocab-size", type=int, default=None,
-                        help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay the tokenizer's")
+                        help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay as they are")
     parser.add_argument("--profile-steps", type=int, default=0, help="profile the last N steps (0 = no profile)")
     parser.add_argument("--profile-rows", type=int, default=20, help="ops listed in the profile table")
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
@@ -180,7 +180,8 @@ def main(own, args, recipe) -> int:
                 return step_data(step)
 
             try:
-                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=train_sft.sft_loss(recipe, boundaries),
+                loss_fn = train_sft.sft_loss(recipe, boundaries)
+                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=loss_fn,
                       stat_names=(),
                       params=params, recipe_hash="benchmark")
             except Preempted as stop:  # SIGTERM from a time limit: report the steps that ran

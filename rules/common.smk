@@ -24,6 +24,7 @@ from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.codedeps import import_closure  # noqa: E402
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
 from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
+from lineage.screen import control_tokens  # noqa: E402
 
 
 configfile: "config.yaml"

@@ -3,10 +3,12 @@
 
 EXPORT = L.settings["export"]
 MIX = L.settings["general_mix"]
-# No battle may hold the chat template's control tokens: the bundle's markers, and the special tokens of a
-# given Stage-1 checkpoint's tokenizer (lineage/screen.py).
-CONTROL_TOKEN_SOURCES = ["resources/bundle"] + (
-    [L.model_dir(L.stage1)] if L.runs[L.stage1].kind == "external" else []
+# No battle may hold the chat template's control tokens: the bundle's, and the special tokens of a given
+# Stage-1 checkpoint's tokenizer (lineage/screen.py). The tokens themselves are the param: a Stage-1
+# copy whose tokenizer declares the same ones reruns nothing here.
+CONTROL_TOKENS = control_tokens(
+    ["resources/bundle"]
+    + ([L.model_dir(L.stage1)] if L.runs[L.stage1].kind == "external" else [])
 )
 
 
@@ -28,7 +30,7 @@ rule read_battles:
         format=EXPORT["format"],
         our_model=EXPORT.get("our_model", ""),
         max_fraction=EXPORT.get("max_quarantine_fraction", 0.05),
-        control_tokens=flags("control-tokens-from", CONTROL_TOKEN_SOURCES),
+        control_tokens=flags("control-token", CONTROL_TOKENS),
     shell:
         "python workflow/scripts/read_battles.py --export {input.export:q} --format {params.format}"
         " --our-model {params.our_model:q} --max-quarantine-fraction {params.max_fraction} {params.control_tokens}"

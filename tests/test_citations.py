@@ -130,7 +130,8 @@ def test_an_answer_of_only_citations_counts_as_empty_under_the_vote_policy():
     ("Protein helps muscles (Source: Harvard Health).", "Protein helps muscles."),
     ("Water boils at 100 °C [source].", "Water boils at 100 °C."),
     ("The moon is made of rock [citation needed].", "The moon is made of rock."),
-    ("The study¹ found growth.²³ Then E = mc² and 5 cm² stay.", "The study found growth. Then E = mc² and 5 cm² stay."),
+    ("The study¹ found growth.²³ Then E = mc² and 5 cm² stay.",
+     "The study found growth. Then E = mc² and 5 cm² stay."),
     ("Good sources of protein (see below).", "Good sources of protein (see below)."),
 ])
 def test_source_notes_tags_and_superscript_markers_are_removed(text, expected):

@@ -66,7 +66,7 @@ def test_filter_and_seeded_sample(tmp_path, source, tokenizer_dir):
 
 def test_too_few_rows_says_how_many(tmp_path, source, tokenizer_dir, capsys):
     code, _, _ = run(tmp_path, source, tokenizer_dir, 22)
-    assert code == 1 and "only 21 of 31 rows" in capsys.readouterr().err  # 10 are over the limit
+    assert code == 3 and "only 21 of 31 rows" in capsys.readouterr().err  # 10 are over the limit (a data error)
 
 
 def test_hub_failure_says_how_to_use_a_local_copy(monkeypatch):

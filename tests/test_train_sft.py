@@ -4,6 +4,7 @@ global batch is split (micro-batches, processes); resume is exact; lineage is co
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -137,3 +138,19 @@ def test_lineage_names_parent_root_recipe_and_data(base, reference):
     assert record["tokens_trained"] > 0 and record["final_loss"] == losses(reference.parent / "ref.metrics.jsonl")[-1]
     for name in ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json"):
         assert (reference / name).read_bytes() == (base["base"] / name).read_bytes()
+
+
+def test_lineage_records_where_it_trained_and_step_lines_show_time(base, tmp_path, capsys):
+    import socket
+
+    import transformers
+
+    run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "timed", steps=2))
+    environment = verify_checkpoint(tmp_path / "timed")["environment"]
+    assert environment["torch"] == torch.__version__ and environment["transformers"] == transformers.__version__
+    assert environment["hostname"] == socket.gethostname() and environment["world_size"] == 1
+    assert environment["device"] == "cpu" and environment["gpu"] is None
+    steps = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert len(steps) == 2
+    assert all(re.search(r"\| elapsed \d+:\d\d:\d\d \| eta \d+:\d\d:\d\d \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", s)
+               for s in steps), steps

@@ -83,7 +83,8 @@ def test_an_invisible_losing_answer_is_kept_as_null(tmp_path):
 
 
 def test_control_tokens_come_from_the_bundle_and_a_tokenizer_not_a_list(tmp_path):
-    assert set(TOKENS) == {"<|im_start|>", "<|im_end|>"}  # what resources/bundle's template writes
+    assert set(TOKENS) == {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}  # the bundle's template and serving config
+    assert set(TOKENS) == set(build_tokenizer.SPECIAL_TOKENS)  # the embedded tokenizer's, as the bundle declares
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({
         "eos_token": "<|endoftext|>", "added_tokens_decoder": {"5": {"content": "<think>", "special": True},
                                                                "6": {"content": "word", "special": False}}}))
@@ -91,8 +92,8 @@ def test_control_tokens_come_from_the_bundle_and_a_tokenizer_not_a_list(tmp_path
 
 
 def test_an_answer_of_only_a_citation_marker_leaves_the_data(tmp_path):
-    kept, _, quarantine = clean_battles([battle(battle_id="m1", own="[1]"), battle(battle_id="m2", own="【4†source】 ")],
-                                        file="battles.jsonl")
+    rows = [battle(battle_id="m1", own="[1]"), battle(battle_id="m2", own="【4†source】 ")]
+    kept, _, quarantine = clean_battles(rows, file="battles.jsonl")
     assert not kept and [q["field"] for q in quarantine] == ["own.answer", "own.answer"]
 
 
@@ -156,4 +157,5 @@ def test_a_row_too_long_to_train_is_named_in_lineage_json_and_the_lineage_table(
     named = stats["dropped_rows"]
     assert sum(stats["dropped"].values()) == sum(d["rows"] for d in named) > 0
     assert all(d["where"].startswith(f"{base['sft']}:") and d["reason"] for d in named)
-    assert lineage_table.lineage_row(tmp_path / "out")["rows_left_out"].startswith(f"{sum(stats['dropped'].values())} rows: ")
+    shown = lineage_table.lineage_row(tmp_path / "out")["rows_left_out"]
+    assert shown.startswith(f"{sum(stats['dropped'].values())} rows: ")

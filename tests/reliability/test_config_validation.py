@@ -91,6 +91,8 @@ def test_schema_refuses_unsafe_run_names():
         ({"scales__embedded__stage1__from": "soup24"}, "scales.embedded.stage1.from: 'soup24' must be 'external'"),
         ({"scales__embedded__stage1__from": "sftwF"}, "'sftwF' descends from the Stage-1 checkpoint itself"),
         ({"scales__embedded__verifier__prompts": "missing.jsonl"}, "scales.embedded.verifier.prompts"),
+        ({"scales__embedded__eval__items__ifeval": "missing/if.jsonl"}, "scales.embedded.eval.items.ifeval"),
+        ({"scales__embedded__general_mix__rows": 5000}, "general_mix.rows: 5,000 rows asked for, but its sources hold"),
     ],
 )
 def test_lineage_checks_name_the_key(changes, message):

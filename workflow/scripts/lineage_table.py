@@ -2,7 +2,8 @@
 
 One row per checkpoint: its parents (and soup weights), the initialisation it descends from,
 the recipe, the data it saw (with checksums) and the rows it left out (too long for max_length,
-by file and row), the code and config it was built with, the Slurm job and the wall time. Written as TSV for tools and as a self-contained HTML page for people.
+by file and row), the code and config it was built with, the Slurm job and the wall time.
+Written as TSV for tools and as a self-contained HTML page for people.
 
 Run as:
     python workflow/scripts/lineage_table.py --model results/embedded/models/sftwF \

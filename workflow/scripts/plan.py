@@ -172,7 +172,8 @@ def report(result: Plan, args) -> str:
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
             ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
             (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
-            ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits), ("CUDA context, allocator slack", RUNTIME_BYTES)]
+            ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
+            ("CUDA context, allocator slack", RUNTIME_BYTES)]
     lines = [f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
              f"{result.counts.active / 1e9:.2f}B active; "
              f"{args.gpus} GPUs of {args.gpu_gib} GiB; micro-batch {args.micro_batch_rows} x {args.tokens_per_row} "
@@ -217,7 +218,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
     parser.add_argument("--fused-loss", action="store_true", help="train_sft.py's --fused-loss liger (no logits kept)")
     parser.add_argument("--loss-share", type=float, default=1.0,
-                        help=f"share of tokens with a loss, where the head runs (the benchmark chat rows: {CHAT_LOSS_SHARE})")
+                        help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})")
     parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")

@@ -31,9 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, help="validated battles (JSONL)")
     parser.add_argument("--quarantine", required=True, help="bad rows, with reasons (JSONL)")
     parser.add_argument("--set-aside", default=None, help="sound rows without our model (arena), with reasons (JSONL)")
+    parser.add_argument("--control-token", action="append", default=[], metavar="TOKEN",
+                        help="a chat-template control token no content may hold (repeatable)")
     parser.add_argument("--control-tokens-from", action="append", default=[], metavar="DIR",
                         help="a bundle or checkpoint directory whose chat-template markers and special tokens no "
-                             "content may hold (repeatable)")
+                             "content may hold (repeatable; the workflow passes the tokens themselves)")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of quarantining")
     parser.add_argument(
         "--max-quarantine-fraction", type=fraction, default=0.05, help="fail if more rows than this are bad"
@@ -44,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        tokens = control_tokens(args.control_tokens_from)
+        tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
         result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens)
         check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     except (DataError, OSError) as err:

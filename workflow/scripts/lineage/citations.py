@@ -64,7 +64,9 @@ _SOURCE_NOTE = re.compile(r"\(\s*(?:sources?|via|cited\s+from|retrieved\s+from)\
 # "[source]", "[sources]", "[citation needed]", "[citation]", "[cite]", "[ref]"
 _SOURCE_TAG = re.compile(r"\[\s*(?:sources?|citation(?:\s+needed)?|cite|ref)\s*\]", re.I)
 # superscript numerals after a word of 3+ letters or punctuation ("the study¹", "growth.²³"), not powers ("mc²")
-_SUPERSCRIPT = re.compile(r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*")
+_SUPERSCRIPT = re.compile(
+    r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*"
+)
 _UNITS = frozenset({"cm", "mm", "km", "ft", "in", "mi", "yd", "nm", "um", "μm", "dm", "sec", "ms", "kg", "mol"})
 
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^[^\]]{1,40}\]:")

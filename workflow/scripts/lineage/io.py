@@ -106,7 +106,8 @@ def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
     except RecursionError:
         raise LineError("json", f"nested deeper than {MAX_DEPTH} levels") from None
     if not isinstance(obj, dict):
-        raise LineError("json", f"expected one JSON object per line, got {'null' if obj is None else type(obj).__name__}")
+        got = "null" if obj is None else type(obj).__name__
+        raise LineError("json", f"expected one JSON object per line, got {got}")
     _depth_and_text_check(obj)
     return obj
 

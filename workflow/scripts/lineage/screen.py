@@ -2,8 +2,9 @@
 
 - A chat template's control tokens (`<|im_start|>`, `<|im_end|>`, ...) inside a prompt or an
   answer would become real turn delimiters once the row is rendered for training: the token
-  list comes from the bundle (the markers its chat template writes) and from the tokenizer files
-  of a checkpoint when one is given, never from a list in this code.
+  list comes from the bundle (the markers its chat template writes and the special tokens its
+  serving_config.json declares) and from the tokenizer files of a checkpoint when one is given,
+  never from a list in this code.
 - A turn of only whitespace and invisible characters (zero-width spaces, joiners, BOMs, other
   format characters) is empty, however long it is.
 - A prompt whose user turns are all empty gives the model nothing to answer.
@@ -38,6 +39,9 @@ def control_tokens(directories: Iterable[str | Path]) -> tuple[str, ...]:
         template = directory / CHAT_TEMPLATE_FILE
         if template.is_file():
             found.update(_TEMPLATE_MARKER.findall(template.read_text(encoding="utf-8")))
+        serving = directory / "serving_config.json"
+        if serving.is_file():
+            found.update(json.loads(serving.read_text(encoding="utf-8")).get("special_tokens") or ())
         config = directory / "tokenizer_config.json"
         if config.is_file():
             settings = json.loads(config.read_text(encoding="utf-8"))
