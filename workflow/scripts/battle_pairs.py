@@ -19,7 +19,7 @@ import sys
 from lineage.cli import bool_arg
 from lineage.io import DataError, load_jsonl, write_jsonl
 from lineage.preferences import battle_pairs
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         preferred = load_jsonl(args.preferred)
         holdout_prompts = {row["prompt_id"] for row in load_jsonl(args.holdout)}
     except (DataError, OSError) as err:
-        print(f"battle_pairs: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("battle_pairs", err)
     pairs, holdout_pairs = battle_pairs(preferred, holdout_prompts, args.holdout_in_training)
     write_jsonl(args.out, pairs)
     write_jsonl(args.out_holdout, holdout_pairs)

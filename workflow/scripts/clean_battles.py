@@ -16,7 +16,7 @@ import sys
 
 from lineage.citations import clean_battles
 from lineage.io import DataError, load_jsonl, write_json, write_jsonl
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = load_jsonl(args.inp)
     except (DataError, OSError) as err:
-        print(f"clean_battles: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("clean_battles", err)
     cleaned, stats, quarantine = clean_battles(rows, file=args.inp)
     write_jsonl(args.out, cleaned)
     write_json(args.stats, stats)

@@ -25,7 +25,7 @@ from lineage.audit import build_audit, load_card_counts
 from lineage.audit_report import render_html, render_markdown
 from lineage.cli import bool_arg
 from lineage.io import DataError, write_json, write_text
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 INPUTS = {
     "raw_export": "the battle export as read (JSONL)",
@@ -63,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         card = load_card_counts(args.card_counts)
         audit = build_audit(paths, card, args.holdout_in_training)
     except (DataError, OSError, KeyError, ValueError) as err:
-        print(f"data_audit: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("data_audit", err)
     write_json(args.out_json, audit)
     write_text(args.out_md, render_markdown(audit))
     write_text(args.out_html, render_html(audit))

@@ -16,7 +16,7 @@ import sys
 
 from lineage.dedup import dedup_preferred
 from lineage.io import DataError, read_jsonl, write_jsonl
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,9 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         preferred, superseded = dedup_preferred(list(read_jsonl(args.inp)), file=args.inp)
     except (DataError, OSError, KeyError) as err:
-        print(f"dedup_battles: error: {args.inp}: {err!s} (run read_battles.py first: it validates every field)",
-              file=sys.stderr)
-        return exit_code(err) or 1
+        return report("dedup_battles", err, note=f" ({args.inp}; run read_battles.py first: it validates every field)")
     write_jsonl(args.out, preferred)
     write_jsonl(args.quarantine, superseded)
     own = sum(row["preferred_side"] == "own" for row in preferred)

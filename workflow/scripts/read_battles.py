@@ -20,7 +20,7 @@ from lineage.battles import FORMATS, check_quarantine_fraction, read_export
 from lineage.cli import fraction
 from lineage.io import DataError, write_jsonl
 from lineage.screen import control_tokens
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,8 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens)
         check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     except (DataError, OSError) as err:
-        print(f"read_battles: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("read_battles", err)
     write_jsonl(args.out, result.kept)
     write_jsonl(args.quarantine, result.quarantine)
     if args.set_aside:

@@ -19,7 +19,7 @@ import sys
 from lineage.cli import positive_int
 from lineage.general_mix import TokenCounter, load_source, sample_rows
 from lineage.io import DataError, write_json, write_jsonl
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         counter = TokenCounter(args.tokenizer)
         rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
     except (DataError, OSError) as err:
-        print(f"sample_general_mix: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("sample_general_mix", err)
     stats["tokenizer"] = args.tokenizer
     quarantine = stats.pop("quarantine")
     write_jsonl(args.out, rows)

@@ -16,7 +16,7 @@ import sys
 from lineage.cli import positive_int
 from lineage.io import DataError, load_jsonl, write_jsonl
 from lineage.preferences import split_holdout
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = load_jsonl(args.inp)
     except (DataError, OSError) as err:
-        print(f"split_holdout: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("split_holdout", err)
     train, holdout = split_holdout(rows, args.modulus)
     write_jsonl(args.out_train, train)
     write_jsonl(args.out_holdout, holdout)

@@ -20,7 +20,7 @@ import sys
 from lineage.cli import bool_arg, positive_int
 from lineage.io import DataError, load_jsonl, write_jsonl
 from lineage.preferences import tie_rows, winner_rows
-from lineage.errors import exit_code, run_cli
+from lineage.errors import report, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,8 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         train, holdout = load_jsonl(args.train), load_jsonl(args.holdout)
         battles = load_jsonl(args.ties) if args.ties else []
     except (DataError, OSError) as err:
-        print(f"winner_rows: error: {err}", file=sys.stderr)
-        return exit_code(err) or 1
+        return report("winner_rows", err)
     rows = winner_rows(train, holdout, args.repeat, args.holdout_in_training)
     excluded = set() if args.holdout_in_training else {row["prompt_id"] for row in holdout}
     ties = tie_rows(battles, args.repeat, excluded) if args.ties else []

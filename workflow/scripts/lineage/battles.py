@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,14 +181,6 @@ def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def decode_line(raw: bytes, first: bool = False) -> dict[str, Any]:
-    """Bytes of one line → JSON object, or RowError (lineage.io.parse_json_line says which lines are refused)."""
-    try:
-        return parse_json_line(raw, first=first)
-    except LineError as err:
-        raise RowError(err.field, err.reason) from None
-
-
 def read_export(
     path: str | os.PathLike,
     fmt: str = "native",
@@ -219,7 +210,7 @@ def read_export(
         battle_id = None
         names: dict[str, str] = {}
         try:
-            obj = decode_line(raw, first=line_no == 1)
+            obj = parse_json_line(raw, first=line_no == 1)
             if adapter is not None:
                 obj, names = adapter.to_native(obj)
             if isinstance(obj.get("battle_id"), str):

@@ -39,14 +39,20 @@ def exit_code(error: BaseException) -> int | None:
     return None
 
 
+def report(prog: str, error: BaseException, note: str = "") -> int:
+    """Print `prog: <kind> error: message` on stderr and return the error's exit code (1 when not one of ours)."""
+    code = exit_code(error) or 1
+    kind = f"{CODE_NAMES[code]} " if code in CODE_NAMES else ""
+    print(f"{prog}: {kind}error: {error}{note}", file=sys.stderr)
+    return code
+
+
 def run_cli(main: Callable[[], int | None], prog: str | None = None) -> int:
-    """Run a script's main; print a known error as `prog: <kind> error: message` and return its code."""
+    """Run a script's main; a known error is reported (see `report`) instead of raised."""
     prog = prog or os.path.basename(sys.argv[0])
     try:
         return main() or 0
     except Exception as error:  # noqa: BLE001 - sorted below: the project's errors, or re-raised
-        code = exit_code(error)
-        if code is None:
+        if exit_code(error) is None:
             raise
-        print(f"{prog}: {CODE_NAMES[code]} error: {error}", file=sys.stderr)
-        return code
+        return report(prog, error)

@@ -193,6 +193,12 @@ class ParamCounts:
         return 6.0 * (self.body * tokens + self.head * head_tokens)
 
 
+def routed_experts(config) -> int | None:
+    """Routed experts per MoE layer (the key differs between model families); None for dense models."""
+    return next((getattr(config, key) for key in ("n_routed_experts", "num_local_experts", "num_experts")
+                 if getattr(config, key, None)), None)
+
+
 def count_params(model: torch.nn.Module) -> ParamCounts:
     """Counts for MFU. Routed experts count top-k of n toward the active share.
 
@@ -200,8 +206,7 @@ def count_params(model: torch.nn.Module) -> ParamCounts:
     (the fused layout of transformers 5). A parameter registered under two names counts once.
     """
     config = getattr(model, "config", None)
-    routed = next((getattr(config, key) for key in ("n_routed_experts", "num_local_experts", "num_experts")
-                   if getattr(config, key, None)), None)
+    routed = routed_experts(config)
     top_k = getattr(config, "num_experts_per_tok", None)
     seen: set[int] = set()
     total = active = 0

@@ -537,8 +537,9 @@ def _check_paths(lineage: Lineage, base: Path) -> None:
 def _check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> None:
     """More general-mix rows than the local sources hold can never be sampled: refuse before any job.
 
-    Counts lines (each row is one); hub sources are not counted, and rows over max_tokens show only
-    when the tokenizer has measured them, inside the job.
+    Counts lines (each row is one) and stops as soon as there are enough, so a large mixture costs
+    Snakemake's start-up only as many lines as the rows asked for; hub sources are not counted, and
+    rows over max_tokens show only when the tokenizer has measured them, inside the job.
     """
     local = [base / source for source in mix["sources"] if (base / source).is_file()]
     if len(local) != len(mix["sources"]):
@@ -546,7 +547,10 @@ def _check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) ->
     available = 0
     for path in local:
         with path.open("rb") as handle:
-            available += sum(1 for line in handle if line.strip())
+            for line in handle:
+                available += bool(line.strip())
+                if available >= mix["rows"]:
+                    return
     if mix["rows"] > available:
         raise ConfigError(
             f"scales.{scale}.general_mix.rows: {mix['rows']:,} rows asked for, but its sources hold {available:,} "

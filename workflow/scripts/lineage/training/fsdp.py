@@ -21,6 +21,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from transformers import AutoConfig, AutoModelForCausalLM
 
+from lineage.modeling import routed_experts
 from lineage.shards import iter_shard_tensors, shard_files
 from lineage.training.dist import DistEnv
 
@@ -93,8 +94,7 @@ def read_full_state_dict(directory: str | os.PathLike, dtype: torch.dtype = torc
 def build_options(config, attn_implementation: str | None, experts_implementation: str | None) -> dict:
     """from_config keyword arguments for the attention and (MoE models only) experts implementations."""
     options = {} if attn_implementation is None else {"attn_implementation": attn_implementation}
-    is_moe = any(getattr(config, key, None) for key in ("n_routed_experts", "num_local_experts", "num_experts"))
-    if is_moe and experts_implementation is not None:
+    if routed_experts(config) and experts_implementation is not None:
         options["experts_implementation"] = experts_implementation
     return options
 

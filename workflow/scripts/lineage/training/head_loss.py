@@ -32,7 +32,6 @@ from torch.utils.checkpoint import checkpoint
 from lineage.chat import IGNORE_INDEX
 
 KERNEL_PACKAGES = {"liger": "liger_kernel", "cce": "cut_cross_entropy"}
-IMPLEMENTATIONS = ("logits", "chunked", *KERNEL_PACKAGES)
 # config attributes that change logits after the head: the fused kernels would skip them
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
@@ -78,6 +77,7 @@ def _cce(hidden, weight, targets, chunk_tokens):
 
 
 _FUNCTIONS: dict[str, Callable] = {"logits": _logits, "chunked": _chunked, "liger": _liger, "cce": _cce}
+IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
 
 def check_available(fused_loss: str, device: torch.device) -> None:
@@ -118,10 +118,8 @@ def _check_plain_head(model: torch.nn.Module) -> torch.nn.Module:
 
 def loss_positions(labels: torch.Tensor) -> torch.Tensor:
     """Flat indices of the positions whose next token is a target (labels unshifted, as the data gives them)."""
-    targets = labels[:, 1:]
-    offsets = torch.arange(targets.shape[0], device=labels.device).unsqueeze(-1) * labels.shape[1]
-    flat = (offsets + torch.arange(targets.shape[1], device=labels.device)).flatten()
-    return flat[(targets != IGNORE_INDEX).flatten()]
+    rows, columns = (labels[:, 1:] != IGNORE_INDEX).nonzero(as_tuple=True)
+    return rows * labels.shape[1] + columns
 
 
 def attach(model: torch.nn.Module, implementation: str, chunk_tokens: int = 0) -> None:

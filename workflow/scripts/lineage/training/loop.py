@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.modeling import ParamCounts
+from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.lifetime import StateLock, StateLockedError
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
