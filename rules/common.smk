@@ -21,6 +21,7 @@ SCRIPTS = os.path.relpath(Path(workflow.basedir) / "workflow" / "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
+from lineage.cluster import launch_command  # noqa: E402
 from lineage.codedeps import import_closure  # noqa: E402
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
 from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
@@ -68,12 +69,18 @@ def resources_of(kind):
     return L.resources[kind].snakemake()
 
 
+def train_resources(run, slurm_extra):
+    """A training job's request: its nodes, and per node the train class's CPUs, GPUs and memory."""
+    resources = L.resources["train"].snakemake(nodes=run.nodes)
+    extra = " ".join(filter(None, [resources.pop("slurm_extra", ""), slurm_extra]))
+    return resources | {"slurm_extra": extra}
+
+
 def launcher(run):
-    """`accelerate launch` of a run's FSDP processes (the scripts shard with FSDP2 themselves)."""
-    return (
-        "python -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml"
-        f" --num_processes {run.processes}"
-    )
+    """How a run's FSDP processes start (the scripts shard with FSDP2 themselves): `accelerate launch`
+    on one node, srun with one `accelerate launch` per node on several (lineage/cluster.py).
+    """
+    return launch_command(run.nodes, run.processes_per_node, L.resources["train"])
 
 
 def winner_inputs(wildcards):

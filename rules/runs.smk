@@ -64,21 +64,25 @@ for _name in L.runs_of("sft", "dpo"):
             "../envs/train-gpu.yaml" if _run.device == "cuda" else "../envs/train.yaml"
         threads: L.resources["train"].cpus
         resources:
-            **resources_of("train"),
-            slurm_extra=TRAIN_STOP_SIGNAL,
+            **train_resources(_run, slurm_extra=TRAIN_STOP_SIGNAL),
         params:
-            launch=launcher(_run),
+            # where the ranks run is not tracked (1 node x 2 processes trains what 2 x 1 does);
+            # how many there are and how they shard is (it changes the sums' rounding)
+            launch=untracked(launcher(_run)),
+            world_size=_run.world_size,
             run=_name,
             data=flags("data", L.data_files(_name)),
             recipe=canonical(_run.recipe),
             lineage_extra=canonical(_run.lineage_extra),
             device=_run.device,
+            sharding=_run.effective_sharding,
             save_every=untracked(_run.save_every),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
         shell:
             "{params.launch} {input.script} --run {params.run} --init {input.init:q} {params.data}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
+            " --sharding {params.sharding}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
 

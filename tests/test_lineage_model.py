@@ -61,11 +61,12 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
     assert sftw2.recipe.adam_betas == (0.9, 0.95) and sftw2.recipe.seed == 1234
     assert sftw2.lineage_extra == {"card_lr": 5e-6, "lr_scale": 100.0}
     assert dpo2.recipe.steps == 8 and dpo2.recipe.beta == 0.1  # the embedded override, recipe.dpo_beta
-    assert lin.runs["sftwFr6"].processes == 2  # its override is for the full scale only
+    assert lin.runs["sftwFr6"].world_size == 2  # its override is for the full scale only
     full = lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
                          scales__full__export__path="resources/sample/battles.jsonl",
-                         scales__full__eval__items=CONFIG["scales"]["embedded"]["eval"]["items"]))
-    assert full.runs["sftwFr6"].processes == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
+                         scales__full__eval__items=CONFIG["scales"]["embedded"]["eval"]["items"],
+                         scales__full__resources__train__mem_mb=900000))
+    assert full.runs["sftwFr6"].world_size == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"
 
 
@@ -131,4 +132,4 @@ def test_every_registered_benchmark_is_configured_at_both_scales():
 
 def test_the_lineage_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        lineage().runs["sftw2"].processes = 3
+        lineage().runs["sftw2"].nodes = 3

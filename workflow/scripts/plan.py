@@ -1,4 +1,4 @@
-"""Plan a training job before asking for GPUs: memory per GPU and step time under FSDP2 full shard.
+"""Plan a training job before asking for GPUs: memory per GPU and node, and step time, on N nodes x G GPUs.
 
 The model is built on the meta device from a named shape (no weights, no download) and its
 parameters counted exactly; memory then follows from how this project trains:
@@ -15,14 +15,28 @@ parameters counted exactly; memory then follows from how this project trains:
   head's fp32 gradient accumulator and one chunk;
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
-Step time = model FLOPs per step (lineage.modeling.ParamCounts.step_flops, the head at every
-position) / (GPUs x peak FLOP/s x MFU), with the MFU
-this trainer measured (benchmarks/RESULTS.md) as the default. `--check` compares the model with the
-two single-H200 runs measured there.
+Host memory per node is lineage.cluster.host_memory_mb (what `mem_mb: auto` asks Slurm for).
+
+Step time has two parts. Compute = model FLOPs per step (lineage.modeling.ParamCounts.step_flops)
+/ (GPUs x peak FLOP/s x MFU), with the MFU this trainer measured on one H200 (benchmarks/RESULTS.md).
+Communication = the bytes each GPU sends per step over the slowest link its collectives cross,
+at bus bandwidths given by --intra-gbs / --inter-gbs (assumed, not measured here: NCCL's typical
+all-gather bus bandwidth over NVLink on 8 H100/H200, and 400 Gb/s per GPU across nodes):
+- full sharding over N x G ranks: per micro-batch the bf16 parameters are gathered twice (forward,
+  and again in backward after resharding) and the fp32 gradients reduce-scattered, 8 bytes per
+  parameter x (W-1)/W, across nodes as soon as N > 1;
+- hybrid (HSDP): the same within the node, over NVLink, and once per step an all-reduce of each
+  GPU's fp32 gradient shard across the N nodes (2 x (N-1)/N x 4P/G bytes), the only traffic that
+  leaves a node; the price is 16 bytes x P / G of state per GPU instead of / (N x G).
+FSDP overlaps communication with compute, so a step takes between max(compute, communication)
+and their sum; the report gives both. `--check` compares the memory model with the runs measured
+on one H200; `--lineage` plans every trained run of the card's lineage (config.yaml, full scale).
 
 Run as:
     python workflow/scripts/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 80 \
         --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
+    python workflow/scripts/plan.py --nodes 2 --sharding hybrid ...
+    python workflow/scripts/plan.py --lineage --nodes-list 1,2,4
     python workflow/scripts/plan.py --check
 """
 
@@ -36,8 +50,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
+import yaml  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 
+from lineage.cluster import host_memory_mb  # noqa: E402
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
 from lineage.training.fsdp import blocks  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
@@ -47,6 +63,9 @@ RUNTIME_BYTES = 1 * GIB
 MEASURED_MFU = 0.254  # ours, Nemotron-H at the card's widths, packed, fused loss, one H200 (benchmarks/RESULTS.md)
 CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
+INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
+INTER_GBS = 45.0  # assumed across nodes: 400 Gb/s per GPU (one NIC each), GB/s
+CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 
 
 @dataclass(frozen=True)
@@ -165,25 +184,127 @@ def step_seconds(flops: float, gpus: int, peak_tflops: float, mfu: float) -> flo
     return flops / (gpus * peak_tflops * 1e12 * mfu)
 
 
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes one GPU sends per optimizer step, within its node and across nodes, and the seconds they take."""
+
+    intra_bytes: float
+    inter_bytes: float
+    seconds: float
+
+
+def traffic(params: int, *, nodes: int, gpus: int, sharding: str, micro_steps: int,
+            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS) -> Traffic:
+    """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node."""
+    world = nodes * gpus
+    per_micro = 8.0 * params  # bf16 gather in forward and in backward, fp32 reduce-scatter
+    if sharding == "hybrid" and nodes > 1:
+        intra = micro_steps * per_micro * (gpus - 1) / gpus
+        inter = 2.0 * (nodes - 1) / nodes * 4.0 * params / gpus
+        return Traffic(intra, inter, intra / (intra_gbs * 1e9) + inter / (inter_gbs * 1e9))
+    moved = micro_steps * per_micro * (world - 1) / world
+    if nodes == 1:
+        return Traffic(moved, 0.0, moved / (intra_gbs * 1e9))
+    return Traffic(0.0, moved, moved / (inter_gbs * 1e9))  # a ring over every rank is as slow as its slowest link
+
+
+def shard_group(nodes: int, gpus: int, sharding: str) -> int:
+    """The ranks that share one copy of the training state: a node (hybrid) or all of them."""
+    return gpus if sharding == "hybrid" and nodes > 1 else nodes * gpus
+
+
+@dataclass(frozen=True)
+class StepTime:
+    compute: float
+    traffic: Traffic
+
+    @property
+    def overlapped(self) -> float:
+        return max(self.compute, self.traffic.seconds)
+
+    @property
+    def serial(self) -> float:
+        return self.compute + self.traffic.seconds
+
+
+def step_time(counts: ParamCounts, *, tokens: int, loss_share: float, nodes: int, gpus: int, sharding: str,
+              micro_steps: int, mfu: float, peak_tflops: float, intra_gbs: float = INTRA_GBS,
+              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0) -> StepTime:
+    """compute_factor: 4/3 for DPO (the frozen reference's forward on top of the policy's 3 passes)."""
+    flops = compute_factor * counts.step_flops(tokens, int(tokens * loss_share))
+    compute = step_seconds(flops, nodes * gpus, peak_tflops, mfu)
+    moved = traffic(counts.total, nodes=nodes, gpus=gpus, sharding=sharding, micro_steps=micro_steps,
+                    intra_gbs=intra_gbs, inter_gbs=inter_gbs)
+    return StepTime(compute, moved)
+
+
 def report(result: Plan, args) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
-    flops = result.counts.step_flops(tokens_per_step, int(tokens_per_step * args.loss_share))
-    seconds = step_seconds(flops, args.gpus, args.peak_tflops, args.mfu)
+    world = args.nodes * args.gpus
+    micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
+    timing = step_time(result.counts, tokens=tokens_per_step, loss_share=args.loss_share, nodes=args.nodes,
+                       gpus=args.gpus, sharding=args.sharding, micro_steps=micro_steps, mfu=args.mfu,
+                       peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs)
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
             ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
             (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
             ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
             ("CUDA context, allocator slack", RUNTIME_BYTES)]
+    group = shard_group(args.nodes, args.gpus, args.sharding)
     lines = [f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
              f"{result.counts.active / 1e9:.2f}B active; "
-             f"{args.gpus} GPUs of {args.gpu_gib} GiB; micro-batch {args.micro_batch_rows} x {args.tokens_per_row} "
-             "tokens", "", "| memory per GPU | GiB |", "|---|---|"]
+             f"{args.nodes} node(s) x {args.gpus} GPUs of {args.gpu_gib} GiB, {args.sharding} sharding (state "
+             f"sharded over {group} GPUs); micro-batch {args.micro_batch_rows} x {args.tokens_per_row} tokens, "
+             f"{micro_steps} per step", "", "| memory per GPU | GiB |", "|---|---|"]
     lines += [f"| {name} | {value / GIB:.1f} |" for name, value in rows]
     fits = "fits" if result.peak <= args.gpu_gib * GIB else "DOES NOT FIT"
+    moved = timing.traffic
     lines += [f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |", "",
-              f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: {seconds:.1f} s at MFU "
-              f"{args.mfu:.1%} ({flops / 1e15:.1f} PFLOP), "
-              f"{tokens_per_step / seconds / args.gpus:,.0f} tokens/s/GPU"]
+              f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, args.gpus) / 1024:,.0f} GiB",
+              f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
+              f"at MFU {args.mfu:.1%}; communication {moved.seconds:.1f} s ({moved.intra_bytes / 1e9:,.0f} GB per "
+              f"GPU within the node at {args.intra_gbs:g} GB/s, {moved.inter_bytes / 1e9:,.0f} GB across nodes at "
+              f"{args.inter_gbs:g} GB/s); step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
+              f"{tokens_per_step / timing.overlapped / world:,.0f}-{tokens_per_step / timing.serial / world:,.0f} "
+              "tokens/s/GPU"]
+    return "\n".join(lines)
+
+
+def lineage_table(args) -> str:
+    """Every trained run of the card's lineage at full scale (config.yaml) on each node count of
+    --nodes-list, both shardings: memory per GPU, whether it fits, step and run time."""
+    config = yaml.safe_load(CONFIG.read_text())
+    train = config["scales"]["full"]["train"]
+    model = build_meta_model(args.family, args.size, args.vocab)
+    counts = count_params(model)
+    lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active), "
+             f"{args.gpus} x {args.gpu_gib:g} GiB GPUs per node, micro-batch {train['micro_batch_rows']} x "
+             f"{train['max_length']} tokens, checkpointing, fused loss; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s "
+             f"within / {args.inter_gbs:g} GB/s across nodes. Times: overlapped-serial; every row at max_length "
+             "(an upper bound: the card's rows are shorter).", "",
+             "| run | steps | nodes | sharding | GiB/GPU | host GiB/node | s/step | hours |", "|---|---|---|---|---|---|---|---|"]
+    for name, spec in config["runs"].items():
+        if spec["kind"] not in ("sft", "dpo") or spec.get("rejected"):
+            continue
+        dpo = spec["kind"] == "dpo"
+        rows, micro_rows, length = train["global_batch_rows"], train["micro_batch_rows"], train["max_length"]
+        sequences = 2 if dpo else 1  # a DPO row is a pair
+        for nodes in args.nodes_list:
+            for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
+                group = shard_group(nodes, args.gpus, sharding)
+                result = plan(model, gpus=group, micro_tokens=sequences * micro_rows * length, checkpointing=True,
+                              loss_share=CHAT_LOSS_SHARE, fused_loss=not dpo)
+                peak = result.peak + (4 * counts.total / group if dpo else 0)  # DPO: the frozen fp32 reference
+                micro_steps = max(1, rows // (micro_rows * nodes * args.gpus))
+                timing = step_time(counts, tokens=sequences * rows * length, loss_share=CHAT_LOSS_SHARE, nodes=nodes,
+                                   gpus=args.gpus, sharding=sharding, micro_steps=micro_steps, mfu=args.mfu,
+                                   peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs,
+                                   compute_factor=4 / 3 if dpo else 1.0)
+                fits = "" if peak <= args.gpu_gib * GIB else " (does not fit)"
+                hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
+                lines.append(f"| {name} | {spec['steps']:,} | {nodes} | {sharding} | {peak / GIB:.1f}{fits} | "
+                             f"{host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | {timing.overlapped:.0f}-"
+                             f"{timing.serial:.0f} | {hours[0]:,.1f}-{hours[1]:,.1f} |")
     return "\n".join(lines)
 
 
@@ -209,7 +330,12 @@ def main(argv=None) -> int:
     parser.add_argument("--family", default="nemotron_h")
     parser.add_argument("--size", default="30b_a3b")
     parser.add_argument("--vocab", type=int, default=131072)
-    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--nodes", type=int, default=1)
+    parser.add_argument("--gpus", type=int, default=8, help="GPUs per node")
+    parser.add_argument("--sharding", choices=("full", "hybrid"), default="full",
+                        help="hybrid: shard within a node, replicate across nodes")
+    parser.add_argument("--intra-gbs", type=float, default=INTRA_GBS, help="bus bandwidth within a node, GB/s per GPU")
+    parser.add_argument("--inter-gbs", type=float, default=INTER_GBS, help="bus bandwidth across nodes, GB/s per GPU")
     parser.add_argument("--gpu-gib", type=float, default=80)
     parser.add_argument("--global-batch-rows", type=int, default=512)
     parser.add_argument("--micro-batch-rows", type=int, default=2)
@@ -222,12 +348,18 @@ def main(argv=None) -> int:
     parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
+    parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, full scale)")
+    parser.add_argument("--nodes-list", type=lambda text: [int(n) for n in text.split(",")], default=[1, 2, 4],
+                        help="node counts of --lineage (default 1,2,4)")
     args = parser.parse_args(argv)
     if args.check:
         print(check())
         return 0
+    if args.lineage:
+        print(lineage_table(args))
+        return 0
     model = build_meta_model(args.family, args.size, args.vocab)
-    result = plan(model, gpus=args.gpus, micro_tokens=args.micro_batch_rows * args.tokens_per_row,
+    result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding), micro_tokens=args.micro_batch_rows * args.tokens_per_row,
                   checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
                   loss_share=args.loss_share, fused_loss=args.fused_loss)
     print(report(result, args))

@@ -114,10 +114,10 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             tokens = sum(len(pairs[i][0].input_ids) + len(pairs[i][1].input_ids) for ids in groups for i in ids)
             return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=tokens)
 
-        policy = load_sharded_model(
-            args.init, env, precision=recipe.precision, activation_checkpointing=recipe.activation_checkpointing
-        )
-        reference = load_sharded_model(args.init, env, precision=recipe.precision, trainable=False)
+        policy = load_sharded_model(args.init, env, precision=recipe.precision,
+                                    activation_checkpointing=recipe.activation_checkpointing, sharding=args.sharding)
+        reference = load_sharded_model(args.init, env, precision=recipe.precision, trainable=False,
+                                       sharding=args.sharding)
 
         def loss_fn(model, micro):
             chosen, rejected = sequence_logprobs(model(input_ids=micro["input_ids"]).logits, micro["labels"]).chunk(2)
@@ -138,9 +138,10 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             return loss.sum(), stats
 
         params = count_params(policy)
+        world = tdist.describe_world(env, args.sharding)  # a collective: every rank calls it
         tdist.print0(
-            f"model: {type(policy).__name__}, {params.total:,} parameters ({params.active:,} active), world size "
-            f"{env.world_size}, {recipe.precision}, device {env.device}; reference frozen"
+            f"model: {type(policy).__name__}, {params.total:,} parameters ({params.active:,} active), "
+            f"{world}, {recipe.precision}, device {env.device}; reference frozen"
         )
         optimizer = build_optimizer(
             policy, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps

@@ -202,12 +202,14 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             attn_implementation=attention_implementation(recipe),
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
+            sharding=args.sharding,
         )
         loss_path = attach_head_loss(model, recipe)
         params = count_params(model)
+        world = tdist.describe_world(env, args.sharding)  # a collective: every rank calls it
         tdist.print0(
             f"model: {type(model).__name__}, {params.total:,} parameters ({params.active:,} active), "
-            f"world size {env.world_size}, "
+            f"{world}, "
             f"{recipe.precision}, device {env.device}, head loss {loss_path}, experts {recipe.experts}"
         )
         optimizer = build_optimizer(

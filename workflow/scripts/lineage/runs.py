@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lineage.cluster import Resources, checkpoint_params, host_memory_mb
 from lineage.evaluation.registry import BENCHMARKS, Benchmark
+from lineage.shards import CheckpointError
 from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe
 
 TRAINED = ("sft", "dpo")
@@ -83,26 +85,22 @@ class Run:
     data: tuple[str, ...] = ()
     rejected: bool = False
     recipe: TrainRecipe | SoupRecipe | None = None
-    processes: int = 1  # training processes (FSDP ranks)
+    nodes: int = 1  # Slurm nodes of its training job
+    processes_per_node: int = 1  # training processes (FSDP ranks) on each node
+    sharding: str = "full"  # full: shard over every rank | hybrid: shard within a node, replicate across nodes
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
     card: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.processes_per_node
 
-@dataclass(frozen=True)
-class Resources:
-    cpus: int
-    mem_mb: int
-    runtime: int
-    gpus: int = 0
-
-    def snakemake(self) -> dict[str, Any]:
-        """In the names snakemake-executor-plugin-slurm understands."""
-        out: dict[str, Any] = {"mem_mb": self.mem_mb, "runtime": self.runtime, "cpus_per_task": self.cpus}
-        if self.gpus:
-            out |= {"gpu": self.gpus, "tasks_per_gpu": 0}
-        return out
+    @property
+    def effective_sharding(self) -> str:
+        """On one node hybrid sharding is full sharding (nothing to replicate across)."""
+        return self.sharding if self.nodes > 1 else "full"
 
 
 @dataclass(frozen=True)
@@ -168,7 +166,7 @@ class Lineage:
     published: str
     verifier_rounds: tuple[str, ...]  # verifier data sets the built chain trains on
     eval: EvalSettings
-    resources: Mapping[str, Resources]  # per job class: data, train, soup, eval
+    resources: Mapping[str, Resources]  # per job class: data, train, soup, eval (train's mem_mb planned when auto)
 
     def model_dir(self, run: str) -> str:
         return self.runs[run].directory
@@ -263,7 +261,7 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
         scale=scale, paths=paths, settings=settings, recipe=recipe, runs=runs, datasets=datasets,
         in_lineage=in_lineage, stage1=stage1, table_runs=table_runs, published=table["published"],
         verifier_rounds=verifier_rounds, eval=_eval_settings(settings["eval"], recipe["seed"], paths),
-        resources={kind: Resources(**res) for kind, res in settings["resources"].items()},
+        resources=_resources(settings, scale, runs, base_dir),
     )
     _check_lineage(lineage, config)
     _check_paths(lineage, Path(base_dir))
@@ -361,9 +359,31 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         resolved = RECIPES[kind].from_mapping(values, complete=True)
     except RecipeError as err:
         raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
-    return Run(**common, recipe=resolved, processes=train["processes"], device=train["device"],
-               save_every=train["save_every"],
+    return Run(**common, recipe=resolved, nodes=train["nodes"], processes_per_node=train["processes"],
+               sharding=train["sharding"], device=train["device"], save_every=train["save_every"],
                lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])})
+
+
+def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run], base_dir) -> dict[str, Resources]:
+    """Each job class's request; training's memory per node planned from the model when `auto`."""
+    out = {kind: Resources(**res) for kind, res in settings["resources"].items()}
+    train = out["train"]
+    if train.mem_mb == "auto":
+        source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else (
+            settings["base"]["path"] if not settings["base"]["build"] else None)
+        key = f"scales.{scale}.resources.train.mem_mb"
+        if source is None:
+            raise ConfigError(f"{key}: auto plans host memory from a checkpoint given by path (the Stage-1 "
+                              "checkpoint or the Base), but this scale builds its Base; give a number of MB")
+        if not (Path(base_dir) / source).exists():
+            return out  # _check_paths names the missing checkpoint
+        try:
+            params = checkpoint_params(Path(base_dir) / source)
+        except (OSError, ValueError, CheckpointError) as err:
+            raise ConfigError(f"{key}: auto cannot count the parameters of {source}: {err}") from None
+        per_node = max((r.processes_per_node for r in runs.values() if r.kind in TRAINED), default=1)
+        out["train"] = replace(train, mem_mb=host_memory_mb(params, per_node))
+    return out
 
 
 def _eval_settings(spec: Mapping[str, Any], seed: int, paths: Paths) -> EvalSettings:
@@ -495,9 +515,9 @@ def _check_lineage(lineage: Lineage, config: Mapping[str, Any]) -> None:
     for name in lineage.in_lineage:
         run = lineage.runs[name]
         if isinstance(run.recipe, TrainRecipe) and run.recipe.global_batch_rows % (
-            run.recipe.micro_batch_rows * run.processes
+            run.recipe.micro_batch_rows * run.world_size
         ):
-            recipe, procs = run.recipe, run.processes
+            recipe, procs = run.recipe, run.world_size
             fits = [m for m in range(1, recipe.global_batch_rows + 1) if recipe.global_batch_rows % (m * procs) == 0]
             raise ConfigError(
                 f"runs.{name}: global batch {recipe.global_batch_rows} rows cannot be split into micro-batches of "

@@ -13,6 +13,7 @@ from typing import Any
 
 from lineage.cli import json_object
 from lineage.io import sha256_json
+from lineage.training.fsdp import SHARDINGS
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
 
 
@@ -27,6 +28,10 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     io.add_argument("--run", default=None, help="run name in lineage.json (default: the --out folder name)")
     io.add_argument("--metrics", type=Path, default=None, help="metrics.jsonl, one JSON line per step")
     io.add_argument("--lineage-extra", type=json_object, default={}, help="JSON object merged into lineage.json")
+    distributed = parser.add_argument_group("distributed (changes the weights by float rounding only)")
+    distributed.add_argument("--sharding", choices=SHARDINGS, default="full",
+                             help="full: shard over every rank; hybrid: shard within a node (LOCAL_WORLD_SIZE ranks), "
+                                  "replicate across nodes")
     runtime = parser.add_argument_group("runtime (never changes the weights)")
     runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
     runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")

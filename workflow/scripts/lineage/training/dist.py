@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import socket
 from dataclasses import dataclass
 
 import torch
@@ -23,6 +24,7 @@ class DistEnv:
     world_size: int
     local_rank: int
     device: torch.device
+    local_world_size: int = 1  # ranks on this node (torchrun's LOCAL_WORLD_SIZE)
 
     @property
     def is_main(self) -> bool:
@@ -59,7 +61,18 @@ def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
             )
     if rank != 0:
         quiet_third_party_warnings()
-    return DistEnv(rank=rank, world_size=world_size, local_rank=local_rank, device=dev)
+    local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
+    return DistEnv(rank=rank, world_size=world_size, local_rank=local_rank, device=dev,
+                   local_world_size=local_world_size)
+
+
+def describe_world(env: DistEnv, sharding: str) -> str:
+    """'world size 4 on 2 nodes (n1, n2), hybrid sharding': where the ranks run, for the log."""
+    hosts: list[str | None] = [None] * env.world_size
+    dist.all_gather_object(hosts, socket.gethostname())
+    nodes = list(dict.fromkeys(hosts))
+    where = f"{len(nodes)} node{'s' if len(nodes) > 1 else ''} ({', '.join(nodes)})"
+    return f"world size {env.world_size} on {where}, {sharding} sharding"
 
 
 def quiet_third_party_warnings() -> None:

@@ -58,13 +58,31 @@ def enable_activation_checkpointing(model: torch.nn.Module) -> None:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
-def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False) -> torch.nn.Module:
+SHARDINGS = ("full", "hybrid")
+
+
+def device_mesh(env: DistEnv, sharding: str = "full"):
+    """full: one dimension over every rank. hybrid: (nodes, ranks per node), parameters sharded
+    within a node and replicated across nodes (HSDP), so only gradients cross the network."""
+    if sharding not in SHARDINGS:
+        raise ValueError(f"sharding {sharding!r}: expected one of {', '.join(SHARDINGS)}")
+    local = env.local_world_size
+    if sharding == "full" or local == env.world_size:
+        return init_device_mesh(env.device.type, (env.world_size,))
+    if env.world_size % local:
+        raise ValueError(f"hybrid sharding needs the same number of ranks on every node; {env.world_size} ranks "
+                         f"do not split into nodes of {local}")
+    return init_device_mesh(env.device.type, (env.world_size // local, local), mesh_dim_names=("replicate", "shard"))
+
+
+def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False,
+          sharding: str = "full") -> torch.nn.Module:
     """fully_shard every block, then the root; reduce by sum.
 
     With compile_blocks each block is compiled on its own before sharding: the blocks share one
     graph (same shapes), and FSDP's all-gathers stay outside it.
     """
-    mesh = init_device_mesh(env.device.type, (env.world_size,))
+    mesh = device_mesh(env, sharding)
     if precision == "bf16":
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     else:
@@ -109,6 +127,7 @@ def load_sharded_model(
     attn_implementation: str | None = None,
     compile_blocks: bool = False,
     experts_implementation: str | None = None,
+    sharding: str = "full",
 ) -> torch.nn.Module:
     """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
 
@@ -123,7 +142,7 @@ def load_sharded_model(
     if activation_checkpointing:
         enable_activation_checkpointing(model)
     aliases = tied_aliases(model)
-    shard(model, env, precision, compile_blocks)
+    shard(model, env, precision, compile_blocks, sharding)
     model.to_empty(device=env.device)
     # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.distributed.fsdp import FSDPModule
 
 from lineage.modeling import ParamCounts
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
@@ -121,7 +122,9 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
             _stop(args, recipe.steps, env, model, optimizer, state_dir, step,
                   {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
-        for micro in data.micro_batches:
+        for index, micro in enumerate(data.micro_batches):
+            if isinstance(model, FSDPModule):  # hybrid sharding: gradients cross nodes once, after the last
+                model.set_requires_all_reduce(index == len(data.micro_batches) - 1)
             micro = {key: value.to(env.device, non_blocking=True) for key, value in micro.items()}
             loss_sum, stats = loss_fn(model, micro)
             (loss_sum / max(normalizer, 1)).backward()

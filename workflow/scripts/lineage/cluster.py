@@ -1,0 +1,91 @@
+"""What a job asks of a Slurm cluster, and how a training job starts its processes on the nodes it gets.
+
+Requests are per node, in snakemake-executor-plugin-slurm's resource names: `nodes` always (so
+sbatch is never free to spread a job), `cpus_per_task` with one task per node, `mem_mb` (Slurm's
+`--mem` is per node), and GPUs per node as a gres (`gpu[:type]:G`, per node by Slurm's
+definition; what the plugin's partition selection reads) or as `--gpus-per-node`. A job of more
+than one node takes the plugin's `mpi` path: Snakemake runs the rule in the batch step on the
+job's first node and the rule's own `srun` starts one launcher per node, each `accelerate
+launch` of that node's processes with a static rendezvous on the first node
+(workflow/scripts/launch_node.sh). Host memory can be planned from the model (`mem_mb: auto`).
+
+Nothing here imports torch: the rules read it while Snakemake parses.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lineage.shards import read_header, shard_files
+
+GPU_REQUESTS = ("gres", "gpus_per_node")
+ACCELERATE = "python -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml"
+NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
+
+# Host memory of a training node (mem_mb: auto). Rank 0 holds the whole model in fp32 twice at
+# most: the checkpoint it reads before broadcasting the shards, and the gathered state dict plus
+# its copy in the saved dtype at the end. Every process adds its interpreter, torch, the CUDA
+# context and pinned buffers.
+RANK0_BYTES_PER_PARAM = 4 + 2
+PROCESS_OVERHEAD_MB = 6 * 1024
+HOST_MARGIN = 1.15
+
+
+@dataclass(frozen=True)
+class Resources:
+    """One job class's request per node; `mem_mb` "auto" (training only) is planned from the model."""
+
+    cpus: int
+    mem_mb: int | str
+    runtime: int
+    gpus: int = 0  # per node
+    gpu_type: str | None = None  # gres type, e.g. h200 (gres gpu:h200:8)
+    gpu_request: str = "gres"  # gres | gpus_per_node: how the site wants GPUs asked for
+
+    def snakemake(self, nodes: int = 1, mem_mb: int | None = None) -> dict[str, Any]:
+        """In the names snakemake-executor-plugin-slurm understands, for a job of `nodes` nodes."""
+        memory = self.mem_mb if mem_mb is None else mem_mb
+        if not isinstance(memory, int):
+            raise ValueError(f"mem_mb {memory!r} must be planned (host_memory_mb) before it is requested")
+        out: dict[str, Any] = {"nodes": nodes, "mem_mb": memory, "runtime": self.runtime, "cpus_per_task": self.cpus}
+        if self.gpus:
+            if self.gpu_request == "gres":
+                out["gres"] = ":".join(["gpu", *([self.gpu_type] if self.gpu_type else []), str(self.gpus)])
+            else:
+                model = f"{self.gpu_type}:" if self.gpu_type else ""
+                out["slurm_extra"] = f"--gpus-per-node={model}{self.gpus}"
+            out["tasks_per_gpu"] = 0  # the plugin would otherwise turn `tasks` into --ntasks-per-gpu
+        if nodes > 1:
+            out |= {"mpi": "srun", "tasks": nodes}  # the rule's srun starts one launcher per node
+        return out
+
+
+def launch_command(nodes: int, processes_per_node: int, resources: Resources) -> str:
+    """The command that starts a training script's processes: `accelerate launch` on one node; on
+    several, srun with one task per node, each running that node's `accelerate launch`."""
+    if nodes == 1:
+        return f"{ACCELERATE} --num_processes {processes_per_node}"
+    step = ["srun", f"--nodes={nodes}", "--ntasks-per-node=1", f"--cpus-per-task={resources.cpus}",
+            "--kill-on-bad-exit=1", "--label"]
+    if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly
+        model = f"{resources.gpu_type}:" if resources.gpu_type else ""
+        step.append(f"--gres=gpu:{model}{resources.gpus}")
+    return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node)])
+
+
+def host_memory_mb(params: int, processes_per_node: int) -> int:
+    """Memory per training node (its first node, where rank 0 holds the full model, is the largest;
+    Slurm asks the same of every node)."""
+    need = params * RANK0_BYTES_PER_PARAM / 2**20 + processes_per_node * PROCESS_OVERHEAD_MB
+    return int(math.ceil(need * HOST_MARGIN / 1024)) * 1024
+
+
+def checkpoint_params(directory: str | Path) -> int:
+    """Parameters of a safetensors checkpoint, from its headers only (no tensor is read)."""
+    directory = Path(directory)
+    return sum(math.prod(entry.shape) for file in shard_files(directory)
+               for entry in read_header(directory / file).values())
