@@ -138,6 +138,9 @@ def start(cpus: int = 2, mem_mb: int = 12000, timeout: float = 90) -> Path:
         raise PermissionError("the test cluster creates network namespaces and runs its daemons as root")
     if not slurm_cluster.installed():
         slurm_cluster.install()
+    if not shutil.which("ip"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "iproute2"], check=True, env=env)
     if running():
         return STATE_DIR
     if slurm_cluster.running():

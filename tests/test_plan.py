@@ -64,3 +64,29 @@ def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
         assert model.config.num_experts_per_tok == 6
         result = plan.plan(model, gpus=2, micro_tokens=8192, checkpointing=False)
         assert result.counts.active < result.counts.total / 8 and result.peak < 139 * plan.GIB
+
+
+def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybrid_only_gradients():
+    params, micro = 31_600_000_000, 32
+    one = plan.traffic(params, nodes=1, gpus=8, sharding="full", micro_steps=micro)
+    full = plan.traffic(params, nodes=2, gpus=8, sharding="full", micro_steps=micro // 2)
+    hybrid = plan.traffic(params, nodes=2, gpus=8, sharding="hybrid", micro_steps=micro // 2)
+    assert one.inter_bytes == 0 and one.intra_bytes == pytest.approx(micro * 8 * params * 7 / 8)
+    assert full.intra_bytes == 0 and full.inter_bytes == pytest.approx(micro // 2 * 8 * params * 15 / 16)
+    # hybrid: one all-reduce of each GPU's fp32 gradient shard per step (2 x (N-1)/N x 4P/G)
+    assert hybrid.inter_bytes == pytest.approx(2 * 0.5 * 4 * params / 8)
+    assert hybrid.seconds < full.seconds and hybrid.inter_bytes < full.inter_bytes / 100
+    # ...at the price of state sharded over one node's GPUs, not all of them
+    assert plan.shard_group(2, 8, "hybrid") == 8 and plan.shard_group(2, 8, "full") == 16
+    assert plan.shard_group(1, 8, "hybrid") == 8
+
+
+def test_the_lineage_table_plans_every_published_run_on_each_node_count(capsys):
+    assert plan.main(["--lineage", "--nodes-list", "1,2"]) == 0
+    out = capsys.readouterr().out
+    for run in ("stage1_sft", "dpo1", "dpo4", "sftw2", "sftw4", "sftwF"):
+        assert re.search(rf"^\| {run} \| [\d,]+ \| 1 \| full \|", out, re.M), run
+        assert re.search(rf"^\| {run} \| [\d,]+ \| 2 \| hybrid \|", out, re.M), run
+    assert "sftw_lr2em6" not in out  # rejected runs are not planned
+    host = re.findall(r"^\| sftw2 \| 24 \| 1 \| full \| [\d.]+ \| ([\d,]+) \|", out, re.M)
+    assert host and 150 < int(host[0].replace(",", "")) < 400  # GiB per node for 31.6B parameters

@@ -194,6 +194,8 @@ def test_editing_a_script_that_no_job_runs_plans_nothing(built):
          {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
         ("a soup weight", "runs:\n  soup24:\n    weights: [0.6, 0.4]\n", {"soup24"}),
         ("the holdout rule", "recipe:\n  holdout_modulus: 4\n", {"split_holdout"}),
+        ("the world size", "scales:\n  embedded:\n    train:\n      processes: 1\n",
+         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
     ],
 )
 def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_path, kind, change, seeds):
@@ -206,6 +208,10 @@ def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_p
     [
         "scales:\n  embedded:\n    train:\n      save_every: 3\n",  # resumable state only
         "recipe:\n  soup_verify: content\n",  # how parents are checked, not what a soup writes
+        # where the ranks run: the same world of 2 as 2 nodes of 1 (tests/test_slurm_nodes.py trains both)
+        "scales:\n  embedded:\n    train:\n      nodes: 2\n      processes: 1\n",
+        "scales:\n  embedded:\n    train:\n      sharding: hybrid\n",  # one node: nothing to replicate across
+        "scales:\n  embedded:\n    resources:\n      train: {cpus: 1, gpus: 1, mem_mb: 5000, runtime: 40}\n",
     ],
 )
 def test_settings_that_never_change_an_output_plan_nothing(built, tmp_path, change):

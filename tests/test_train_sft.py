@@ -4,11 +4,12 @@ global batch is split (micro-batches, processes); resume is exact; lineage is co
 from __future__ import annotations
 
 import json
+import socket
 import re
 
 import pytest
 import torch
-from _training_fixtures import build_base, launch, losses, metrics, run_in_process, train_args, weights
+from _training_fixtures import build_base, launch, launch_async, losses, metrics, run_in_process, train_args, weights
 
 from lineage.checkpoint import init_root, verify_checkpoint
 from lineage.io import sha256_file
@@ -69,6 +70,28 @@ def test_two_processes_match_one(base, reference):
     assert json.loads((out / "lineage.json").read_text())["world_size"] == 2
     one, two = weights(reference), weights(out)
     assert max((one[k] - two[k]).abs().max().item() for k in one) < 1e-4
+
+
+@pytest.mark.slow  # two launchers of two ranks each on 2 shared cores
+def test_hybrid_sharding_trains_what_full_sharding_does(base, reference, tmp_path):
+    """Two launchers as two nodes of two ranks: parameters sharded within a "node", replicated across,
+    the cross-node all-reduce deferred to the last micro-batch (two per step here)."""
+    out = tmp_path / "hybrid"
+    args = train_args(base["base"], base["sft"], out, micro_batch_rows=1, sharding="hybrid")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    nodes = [launch_async("train_sft", args, processes=4, machines=(2, rank), main=("127.0.0.1", port))
+             for rank in (0, 1)]
+    outputs = [node.communicate(timeout=600)[0] for node in nodes]
+    assert all(node.returncode == 0 for node in nodes), "\n".join(o[-4000:] for o in outputs)
+    assert "1 micro × 2 accumulation × 4 ranks" in outputs[0]
+    assert "world size 4 on 1 node" in outputs[0] and "hybrid (2 replicas x 2 shards) sharding" in outputs[0]
+    diffs = [abs(a - b) for a, b in zip(losses(tmp_path / "hybrid.metrics.jsonl"),
+                                        losses(reference.parent / "ref.metrics.jsonl"), strict=True)]
+    assert max(diffs) < 1e-3, diffs
+    one, hybrid = weights(reference), weights(out)
+    assert max((one[k] - hybrid[k]).abs().max().item() for k in one) < 1e-4
 
 
 def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):

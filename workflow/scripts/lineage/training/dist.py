@@ -72,6 +72,8 @@ def describe_world(env: DistEnv, sharding: str) -> str:
     dist.all_gather_object(hosts, socket.gethostname())
     nodes = list(dict.fromkeys(hosts))
     where = f"{len(nodes)} node{'s' if len(nodes) > 1 else ''} ({', '.join(nodes)})"
+    if sharding == "hybrid" and env.local_world_size < env.world_size:
+        sharding = f"hybrid ({env.world_size // env.local_world_size} replicas x {env.local_world_size} shards)"
     return f"world size {env.world_size} on {where}, {sharding} sharding"
 
 
