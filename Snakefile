@@ -2,7 +2,7 @@
 
 Targets: `data`, `<run>` (a checkpoint: every run is a rule of its own), `<run>_eval` (its
 benchmarks and table column), `eval_table` (the card's table), `ablations` (the rejected runs),
-`audit`, `all`.
+`publish` (the published model as a Hub repository), `audit`, `all`.
 """
 
 
@@ -12,14 +12,17 @@ include: "rules/stage1.smk"
 include: "rules/runs.smk"
 include: "rules/eval.smk"
 include: "rules/audit.smk"
+include: "rules/publish.smk"
 include: "rules/targets.smk"
 
 
 rule all:
     """Everything (the default target): the data stages, the card's table and its audit, the
-    ablations, and the verifier audit when the Stage-1 chain is built."""
+    ablations, the published repository, and the verifier audit when the Stage-1 chain is built.
+    """
     default_target: True
     input:
         rules.audit.input,
         rules.ablations.input,
+        L.published_dir,
         [f"{P.data}/verifier_audit.md"] if L.verifier_rounds else [],

@@ -72,22 +72,35 @@ rule lineage_table:
         " --out-html {output.html} > {log} 2>&1"
 
 
+LOSS_PLOTS = {  # the audit's (published runs), and the ablations' (every training run, rejected dashed)
+    "loss_curves": PUBLISHED_TRAINED,
+    "loss_curves_ablations": L.runs_of("sft", "dpo"),
+}
+
+
 rule plot_loss_curves:
-    """Loss against step for every published training run (the Stage-1 chain's too, when built)."""
+    """Loss against step, one panel per objective (SFT and DPO losses live on different scales)."""
     input:
-        models=[L.model_dir(r) for r in PUBLISHED_TRAINED],
+        models=lambda wc: [L.model_dir(r) for r in LOSS_PLOTS[wc.plot]],
         code=code("plot_loss_curves.py"),
     output:
-        report(f"{P.audit}/loss_curves.png", category="Training"),
+        report(f"{P.audit}/{{plot}}.png", category="Training"),
     log:
-        f"{P.logs}/plot_loss_curves.log",
+        f"{P.logs}/plot_loss_curves/{{plot}}.log",
+    wildcard_constraints:
+        plot=one_of(list(LOSS_PLOTS)),
     localrule: True
     conda:
         "../envs/eval.yaml"
     params:
-        metrics=flags("metrics", [f"{P.metrics}/{r}.jsonl" for r in PUBLISHED_TRAINED]),
+        metrics=lambda wc: " ".join(
+            f"--{L.runs[r].kind} {P.metrics}/{r}.jsonl" for r in LOSS_PLOTS[wc.plot]
+        ),
+        rejected=lambda wc: flags(
+            "rejected", [r for r in LOSS_PLOTS[wc.plot] if L.runs[r].rejected]
+        ),
     shell:
-        "python workflow/scripts/plot_loss_curves.py {params.metrics} --out {output} > {log} 2>&1"
+        "python workflow/scripts/plot_loss_curves.py {params.metrics} {params.rejected} --out {output} > {log} 2>&1"
 
 
 rule html_report:

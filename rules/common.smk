@@ -83,6 +83,19 @@ def launcher(run):
     return launch_command(run.nodes, run.processes_per_node, L.resources["train"])
 
 
+def table_results(table):
+    """The results of a table's columns and of the runs they are compared with."""
+    return [f for run in L.table_runs_evaluated(table) for f in L.eval_parts(run)]
+
+
+def reference_flags(columns):
+    """make_eval_table.py's --reference flags: each column's parents and the published model."""
+    return flags(
+        "reference",
+        [f"{c}={','.join(L.references(c))}" for c in columns if L.references(c)],
+    )
+
+
 def winner_inputs(wildcards):
     """The split's answers; the cleaned battles too where the set adds the tie battles."""
     inputs = {

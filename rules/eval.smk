@@ -42,15 +42,21 @@ rule evaluate:
 
 
 rule make_eval_table:
-    """The card's table (and the one with the rejected runs as extra columns)."""
+    """The card's table (and the one with the rejected runs as extra columns), with every cell's
+    interval and each column's paired differences from its parents and the published model.
+    """
     input:
-        results=lambda wc: [f for run in L.tables[wc.table] for f in L.eval_parts(run)],
+        results=lambda wc: table_results(wc.table),
+        records=lambda wc: [
+            f.removesuffix(".json") + ".records.jsonl" for f in table_results(wc.table)
+        ],
         card="resources/card_eval_table.tsv",
         code=code("make_eval_table.py"),
     output:
         tsv=f"{P.out}/{{table}}.tsv",
         md=report(f"{P.out}/{{table}}.md", category="Eval table"),
         png=report(f"{P.out}/{{table}}.png", category="Eval table"),
+        paired=f"{P.out}/{{table}}.paired.tsv",
     log:
         f"{P.logs}/make_eval_table/{{table}}.log",
     wildcard_constraints:
@@ -61,11 +67,12 @@ rule make_eval_table:
     params:
         results=lambda wc, input: flags("result", input.results),
         columns=lambda wc: ",".join(L.tables[wc.table]),
+        references=lambda wc: reference_flags(L.tables[wc.table]),
         scale=L.scale,
     shell:
         "python workflow/scripts/make_eval_table.py {params.results} --columns {params.columns}"
-        " --scale {params.scale} --card-values {input.card} --out-tsv {output.tsv}"
-        " --out-md {output.md} --out-png {output.png} > {log} 2>&1"
+        " {params.references} --scale {params.scale} --card-values {input.card} --out-tsv {output.tsv}"
+        " --out-md {output.md} --out-png {output.png} --out-paired {output.paired} > {log} 2>&1"
 
 
 rule eval_column:

@@ -16,12 +16,13 @@ rule eval_table:
 rule ablations:
     input:
         L.table_files("eval_table_ablations"),
+        f"{P.audit}/loss_curves_ablations.png",
 
 
 rule audit:
     input:
         rules.html_report.output,
-        rules.plot_loss_curves.output,
+        f"{P.audit}/loss_curves.png",
         [f"{P.audit}/{graph}.svg" for graph in ("rulegraph", "dag")],
         rules.lineage_table.output,
         L.data_targets,
@@ -43,4 +44,5 @@ for _name in L.in_lineage:
             L.eval_parts(_name),
             [f"{P.eval}/{_name}/column.{ext}" for ext in ("tsv", "md", "png")],
             L.table_files("eval_table") if _name == L.published else [],
+            [L.published_dir] if _name == L.published else [],
         localrule: True

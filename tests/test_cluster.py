@@ -4,13 +4,12 @@ planned from the model, and the launch of one or several nodes."""
 from __future__ import annotations
 
 import copy
-import json
 import shlex
-import struct
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import write_checkpoint
 
 from lineage.cluster import Resources, checkpoint_params, host_memory_mb, launch_command
 from lineage.runs import ConfigError, build_lineage
@@ -55,19 +54,6 @@ def test_planned_host_memory_covers_rank0s_full_model_and_every_process():
     assert host_memory_mb(1_000_000, 1) < small
 
 
-def write_checkpoint(directory: Path, shapes: dict[str, tuple[int, ...]]) -> Path:
-    """A safetensors file with these tensors' headers and zero bytes (bf16)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    header, offset = {}, 0
-    for name, shape in shapes.items():
-        size = 2 * int(__import__("math").prod(shape))
-        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + size]}
-        offset += size
-    blob = json.dumps(header).encode()
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(offset))
-    return directory
-
-
 def test_params_are_counted_from_the_headers(tmp_path):
     ckpt = write_checkpoint(tmp_path / "ckpt", {"a": (4, 8), "b": (16,), "c": (2, 3, 5)})
     assert checkpoint_params(ckpt) == 32 + 16 + 30
@@ -80,6 +66,7 @@ def full_scale(tmp_path: Path, **train) -> dict:
     full["stage1"]["path"] = str(write_checkpoint(tmp_path / "stage1", {"w": (1000, 1000)}))
     full["export"]["path"] = "resources/sample/battles.jsonl"
     full["eval"]["items"] = CONFIG["scales"]["embedded"]["eval"]["items"]
+    full["eval"]["sizes"] = CONFIG["scales"]["embedded"]["eval"]["sizes"]  # what the samples hold
     full["train"] |= train
     return config
 

@@ -4,7 +4,7 @@ python -m pytest tests/test_dag.py -q
 """
 
 import pytest
-from workflow_helpers import copy_workflow, dag_edges, planned_jobs
+from workflow_helpers import copy_workflow, dag_edges, planned_jobs, write_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -22,15 +22,15 @@ def test_soupF2_eval_plans_the_whole_published_lineage(fresh):
     for rule in ("read_battles", "clean_battles", "dedup_battles", "split_holdout", "battle_pairs", "general_mix"):
         assert jobs[rule] == 1, rule
     models = 4 + 5  # the chain's stage1_sft, dpo1-3; the card's stage1 (= dpo4), sftw2, sftwF, soup24, soupF2
-    assert jobs["evaluate"] == models  # embedded: all nine benchmark parts of a model in one job
+    references = 2  # base (stage1_sft's parent) and sftw4 (soup24's): the table compares columns with them
+    assert jobs["evaluate"] == models + references  # embedded: all nine benchmark parts of a model in one job
     assert jobs["make_eval_table"] == 1
     assert not {"sftwT", "soupG", "dpo_lr1em6"} & set(jobs)  # ablations are not part of the published table
 
 
 def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path):
     """On a cluster every part is a GPU job of its own, so the parts run in parallel."""
-    stage1 = tmp_path / "stage1"
-    stage1.mkdir()
+    stage1 = write_checkpoint(tmp_path / "stage1", {"w": (8, 8)})  # mem_mb: auto counts its parameters
     (stage1 / "config.json").write_text("{}")
     overlay = tmp_path / "full.yaml"
     sample = fresh / "resources/sample"
@@ -39,9 +39,10 @@ def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path
         f"scale: full\nscales:\n  full:\n    stage1:\n      path: {stage1}\n"
         f"    export:\n      path: {sample / 'battles.jsonl'}\n    eval:\n      items:\n"
         + "".join(f"        {bench}: {sample / 'eval' / name}.jsonl\n" for bench, name in items.items())
+        + "      sizes: {mmlu: [8, 8], gsm8k: [4, 4], ifeval: [4, 4, 4], degen: [4]}\n"  # what the samples hold
     )
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
-    models, parts = 5, 2 + 2 + 3 + 1 + 1  # MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
+    models, parts = 5 + 1, 2 + 2 + 3 + 1 + 1  # the card's columns and sftw4; MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
     assert jobs["evaluate"] == parts * models
 
 
@@ -81,7 +82,8 @@ def test_ablations_plan_every_rejected_run(fresh):
                 "sftwT", "soupT", "soupFT3", "sftwFr6", "soupFr", "soupG", "soup4", "sftwS")
     published = ("stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF", "soup24", "soupF2")
     assert all(jobs.get(run) == 1 for run in rejected + published), jobs
-    assert jobs["evaluate"] == 9 + len(rejected)  # the card's nine columns and every rejected run
+    # the card's nine columns, every rejected run, and base and sftw4 (parents the columns are compared with)
+    assert jobs["evaluate"] == 9 + len(rejected) + 2
 
 
 def test_one_run_target_plans_only_its_ancestors(fresh):
@@ -99,7 +101,7 @@ def test_an_external_stage1_plans_no_chain_run(fresh, tmp_path):
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
     assert all(jobs.get(run) == 1 for run in ("sftw2", "sftw4", "sftwF", "soup24", "soupF2")), jobs
     assert not {"base", "stage1_sft", "dpo1", "dpo4", "verifier_pairs", "build_tokenizer"} & set(jobs), jobs
-    assert jobs["evaluate"] == 5  # the card's columns only
+    assert jobs["evaluate"] == 5 + 1  # the card's columns, and sftw4 (soup24's parent, compared with it)
 
 
 def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):

@@ -69,7 +69,7 @@ def test_card_values_transcribed():
     assert card[("Instruction-following C (753)", "sftwF")] == [None]
     assert card[("Gen degen (lower better)", "sftw2")] == [0.106]
     assert card[("Battle holdout margin acc", "sftwF")] == [0.621]
-    assert {label for label, _ in card} == {r.card_label for r in ROWS}
+    assert {label for label, _ in card} == {r.card_label for r in ROWS if r.card_label}
     assert set(CARD_COLUMNS.values()) == set(RUNS)
 
 
@@ -90,7 +90,8 @@ def test_embedded_table_cells(tmp_path):
     assert "| Battle holdout margin acc (n 10) | 0.345 |" in md
     assert "card" not in md.split("\n\n")[0]
     tsv = out["tsv"].splitlines()
-    assert tsv[0] == "metric\t" + "\t".join(RUNS)
+    assert tsv[0].split("\t")[: len(RUNS) + 1] == ["metric", *RUNS]
+    assert f"n:{RUNS[0]}" in tsv[0] and f"ci95:{RUNS[0]}" in tsv[0]
     assert tsv[1].split("\t")[:2] == ["MMLU A / B", "75.7 / 74.7"]
     assert out["png"][:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -118,3 +119,35 @@ def test_result_errors(tmp_path):
     bad.write_text(json.dumps({"benchmark": "mmlu", "part": "C", "run": "stage1", "score": 0.5}))
     with pytest.raises(DataError, match="no row"):
         run_table(tmp_path, [*results, str(bad)], RUNS)
+
+
+def write_records(directory: Path, run: str, benchmark: str, part: str | None, correct: list[bool]) -> str:
+    """A result JSON and its per-item records (item ids shared across runs), as eval_model.py writes them."""
+    path = directory / f"{run}_{benchmark}_{part}.json"
+    records = [{"id": f"{benchmark}-{k}", "correct": ok} for k, ok in enumerate(correct)]
+    path.write_text(json.dumps({"benchmark": benchmark, "part": part, "run": run, "score": sum(correct) / len(correct),
+                                "n": len(correct)}))
+    path.with_name(path.name.removesuffix(".json") + ".records.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in records) + "\n")
+    return str(path)
+
+
+def test_cells_carry_intervals_and_columns_are_tested_against_their_references(tmp_path):
+    stage1_a = [True] * 8 + [False] * 8
+    stage1_b = [True] * 4 + [False] * 12
+    results = [write_records(tmp_path, "stage1", "mmlu", "A", stage1_a),
+               write_records(tmp_path, "stage1", "mmlu", "B", stage1_b),
+               write_records(tmp_path, "sftw2", "mmlu", "A", [True] * 9 + [False] * 7),  # one item more of 16
+               write_records(tmp_path, "sftw2", "mmlu", "B", [True] * 16)]  # twelve more
+    out = {k: tmp_path / f"t.{k}" for k in ("tsv", "md", "png", "paired")}
+    make_eval_table.main(["--result", *results, "--columns", "stage1,sftw2", "--reference", "sftw2=stage1",
+                          "--out-tsv", str(out["tsv"]), "--out-md", str(out["md"]), "--out-png", str(out["png"]),
+                          "--out-paired", str(out["paired"])])
+    md = out["md"].read_text()
+    assert "| MMLU A / B (n 16 / 16) | 50.0 [28.0, 72.0] / 25.0 [10.2, 49.5] |" in md  # Wilson intervals
+    lines = {line.split(" | ")[2]: line for line in md.splitlines() if line.startswith("| sftw2 | stage1 |")}
+    assert "+6.2" in lines["MMLU A"] and "mcnemar p 1 " in lines["MMLU A"] and "within noise" in lines["MMLU A"]
+    assert "+75.0" in lines["MMLU B"] and "**differs**" in lines["MMLU B"]
+    paired = [line.split("\t") for line in out["paired"].read_text().splitlines()]
+    assert paired[0][:4] == ["column", "reference", "metric", "part"]
+    assert {(row[3], row[-1]) for row in paired[1:]} == {("A", "true"), ("B", "false")}

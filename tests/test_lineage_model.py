@@ -65,6 +65,7 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
     full = lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
                          scales__full__export__path="resources/sample/battles.jsonl",
                          scales__full__eval__items=CONFIG["scales"]["embedded"]["eval"]["items"],
+                         scales__full__eval__sizes=CONFIG["scales"]["embedded"]["eval"]["sizes"],
                          scales__full__resources__train__mem_mb=900000))
     assert full.runs["sftwFr6"].world_size == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"

@@ -93,6 +93,12 @@ def test_schema_refuses_unsafe_run_names():
         ({"scales__embedded__verifier__prompts": "missing.jsonl"}, "scales.embedded.verifier.prompts"),
         ({"scales__embedded__eval__items__ifeval": "missing/if.jsonl"}, "scales.embedded.eval.items.ifeval"),
         ({"scales__embedded__general_mix__rows": 5000}, "general_mix.rows: 5,000 rows asked for, but its sources hold"),
+        # the card's IF sizes against the 240 shipped items: refused at parse time, not inside a job
+        ({"scales__embedded__eval__sizes__ifeval": [200, 400, 753]},
+         "scales.embedded.eval.sizes.ifeval: its parts need 200 + 400 + 753 = 1,353 items, but "
+         "resources/sample/eval/ifeval.jsonl holds 240"),
+        ({"scales__embedded__train__nodes": 3}, "cannot be split into micro-batches of 4 rows over 6 processes"),
+        ({"scales__embedded__resources__train__mem_mb": "auto"}, "resources.train.mem_mb: auto plans host memory"),
     ],
 )
 def test_lineage_checks_name_the_key(changes, message):

@@ -10,6 +10,7 @@ existence checks of given inputs, and nothing imports torch, so Snakemake parses
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shlex
 from collections.abc import Iterable, Mapping
@@ -211,8 +212,55 @@ class Lineage:
         """The eval tables and their columns: the card's, and the card's plus the rejected runs."""
         return {"eval_table": self.table_runs, "eval_table_ablations": (*self.table_runs, *self.rejected_runs)}
 
+    def references(self, run: str) -> tuple[str, ...]:
+        """The runs a table column is compared with item by item: its parents in this lineage, then
+        the published model."""
+        parents = [p for p in self.runs[run].parents if p in self.in_lineage]
+        return tuple(dict.fromkeys(r for r in (*parents, self.published) if r != run))
+
+    def table_runs_evaluated(self, table: str) -> tuple[str, ...]:
+        """A table's columns and every run they are compared with."""
+        columns = self.tables[table]
+        return tuple(dict.fromkeys([*columns, *(r for c in columns for r in self.references(c))]))
+
+    def ancestry(self, run: str) -> list[str]:
+        """`run` and every run it was built from in this lineage, in lineage order."""
+        found, frontier = {run}, [run]
+        while frontier:
+            for parent in self.runs[frontier.pop()].parents:
+                if parent in self.in_lineage and parent not in found:
+                    found.add(parent)
+                    frontier.append(parent)
+        if self.runs[self.stage1].kind != "external":  # the Stage-1 copy stands for the chain's last run
+            for name in list(found):
+                if self.runs[name].kind == "external":
+                    found |= set(self.ancestry(self.stage1))
+        return [name for name in self.in_lineage if name in found]
+
+    def card_meta(self, publish: Mapping[str, Any]) -> dict[str, Any]:
+        """What the published model's card says that the lineage knows (lineage/evaluation/card.py)."""
+        runs = self.ancestry(self.published)
+        base = next((self.runs[n] for n in self.runs if self.runs[n].kind == "base"), None)
+        sources = [*self.settings["general_mix"]["sources"], *self.settings["preference_mix"]["sources"]]
+        hub_ids = [s for s in sources if "/" in s and not s.endswith((".jsonl", ".json")) and not s.startswith((".", "/"))]
+        lineage = []
+        for name in runs:
+            run = self.runs[name]
+            recipe = dataclasses.asdict(run.recipe) if run.recipe is not None else None
+            note = {"external": f"the Stage-1 checkpoint ({run.directory})", "base": "the Base model"}.get(run.kind, "")
+            lineage.append({"run": name, "kind": run.kind, "parents": list(run.parents), "data": list(run.data),
+                            "recipe": recipe, "note": note})
+        items = {p.benchmark: p.items for p in self.eval.parts}
+        return {**publish, "scale": self.scale, "lineage": lineage, "items": items,
+                "base_model": base.card.get("name") if base and not self.settings["base"]["build"] else None,
+                "datasets": hub_ids if self.settings["stage1"]["from"] != "external" or self.scale == "full" else []}
+
+    @property
+    def published_dir(self) -> str:
+        return f"{self.paths.out}/published/{self.published}"
+
     def table_files(self, table: str) -> list[str]:
-        return [f"{self.paths.out}/{table}.{ext}" for ext in ("tsv", "md", "png")]
+        return [f"{self.paths.out}/{table}.{ext}" for ext in ("tsv", "md", "png", "paired.tsv")]
 
     @property
     def data_targets(self) -> list[str]:
@@ -552,6 +600,24 @@ def _check_paths(lineage: Lineage, base: Path) -> None:
                 f"(e.g. --config scale={scale} plus a --configfile overlay that sets {key})."
             )
     _check_general_mix_supply(settings["general_mix"], base, scale)
+    _check_item_counts(lineage, base)
+
+
+def _check_item_counts(lineage: Lineage, base: Path) -> None:
+    """A benchmark's parts are disjoint cuts of its item file: more than the file holds is refused
+    before any job (counted as lines, one item each; the job checks the items themselves)."""
+    scale = lineage.scale
+    for name in dict.fromkeys(p.benchmark for p in lineage.eval.parts if p.sizes):
+        part = next(p for p in lineage.eval.parts if p.benchmark == name)
+        with (base / part.items).open("rb") as handle:
+            have = sum(1 for line in handle if line.strip())
+        need = sum(part.sizes)
+        if need > have:
+            sizes = " + ".join(f"{size:,}" for size in part.sizes)
+            raise ConfigError(
+                f"scales.{scale}.eval.sizes.{name}: its parts need {sizes} = {need:,} items, but {part.items} holds "
+                f"{have:,}; lower the sizes or point scales.{scale}.eval.items.{name} at a larger item file"
+            )
 
 
 def _check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> None:

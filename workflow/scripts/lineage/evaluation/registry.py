@@ -16,9 +16,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class TableRow:
     label: str  # our row label
-    card_label: str  # the row's first cell in the card
+    card_label: str | None  # the row's first cell in the card (None: a row the card does not have)
     parts: tuple[str | None, ...]  # the parts shown in one cell ("A / B"); None: the benchmark's whole set
     percent: bool  # shown in percent with one decimal, else as a fraction with three
+    metric: str = "score"  # the result JSON's key
+    item: str = "correct"  # the per-item value whose mean it is (lineage/evaluation/table.py ITEM_VALUES)
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,15 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         Benchmark(
             "degen", ("A",), "id", {"messages": list},
-            (TableRow("Gen degen (lower better)", "Gen degen (lower better)", (None,), False),),
+            (TableRow("Gen degen (lower better)", "Gen degen (lower better)", (None,), False, item="seq_rep_4"),),
             generates=True, unit="generated",
         ),
         Benchmark(
             "margin", ("A",), "battle_id", {"messages": list, "chosen": str, "rejected": str},
-            (TableRow("Battle holdout margin acc", "Battle holdout margin acc", (None,), False),),
+            # The card's accuracy, then the margins themselves: they move where accuracies sit at the floor.
+            (TableRow("Battle holdout margin acc", "Battle holdout margin acc", (None,), False),
+             TableRow("Battle mean margin (log-prob)", None, (None,), False, "mean_margin", "margin"),
+             TableRow("Battle per-token margin", None, (None,), False, "mean_per_token_margin", "per_token_margin")),
             generates=False, unit="scored", items_from="holdout_pairs.jsonl",
         ),
     )

@@ -120,7 +120,8 @@ def _generate(model, chat: ChatRenderer, conversations: Sequence[list[dict]], op
 
 
 def run_gsm8k(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOptions):
-    """Generate a worked answer; exact match of lm-eval's flexible-extract (the card's score) and strict-match."""
+    """Generate a worked answer; exact match of lm-eval's strict-match (the score: the prompt asks for
+    "#### N", so a check line after the answer must not change it) and flexible-extract (the last number)."""
     prompts, outs, texts = _generate(model, chat, [gsm8k_messages(it) for it in items], opts, "gsm8k")
     records, flexible, strict = [], 0, 0
     for item, prompt, out, text in zip(items, prompts, outs, texts):
@@ -138,13 +139,13 @@ def run_gsm8k(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOptions
                 "target": metrics.gsm8k_target(item["answer"]),
                 "flexible_extract": pred_flex,
                 "strict_match": pred_strict,
-                "correct": ok_flex,
-                "correct_strict": ok_strict,
+                "correct": ok_strict,
+                "correct_flexible": ok_flex,
             }
         )
     n = len(items)
     extras = {
-        "score": flexible / n,
+        "score": strict / n,
         "flexible_extract": flexible / n,
         "strict_match": strict / n,
         "n_length_stopped": sum(o.finish_reason == "length" for o in outs),
@@ -172,13 +173,17 @@ def run_ifeval(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOption
                 "strict": verdict["strict"],
                 "loose": verdict["loose"],
                 "correct": all(verdict["strict"]),
+                "lm_eval_chance": verdict["lm_eval_chance"],
             }
         )
     agg = ifeval.aggregate(verdicts)
+    # Where lm-eval's verdict is a draw (lineage/evaluation/ifeval.py): ours, and how often lm-eval's passes.
+    chance = [{"item": rec["id"], **c} for rec in records for c in rec["lm_eval_chance"]]
     extras = {
         "score": agg["prompt_level_strict_acc"],
         **agg,
         "n_length_stopped": sum(o.finish_reason == "length" for o in outs),
+        "lm_eval_chance": chance,
     }
     return extras, records, sum(len(o.token_ids) for o in outs)
 
@@ -246,6 +251,8 @@ def run_margin(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOption
             "rejected_tokens": r.n_tokens,
             "correct": c.logprob > r.logprob,
             "correct_per_token": c.mean_logprob > r.mean_logprob,
+            "margin": c.logprob - r.logprob,
+            "per_token_margin": c.mean_logprob - r.mean_logprob,
             "truncated": c.truncated or r.truncated,
         }
         for item, prompt, c, r in zip(items, prompts, chosen, rejected)
@@ -256,6 +263,7 @@ def run_margin(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOption
             [c.mean_logprob for c in chosen], [r.mean_logprob for r in rejected]
         ),
         "mean_margin": sum(c.logprob - r.logprob for c, r in zip(chosen, rejected)) / len(items),
+        "mean_per_token_margin": sum(c.mean_logprob - r.mean_logprob for c, r in zip(chosen, rejected)) / len(items),
         "n_truncated": sum(rec["truncated"] for rec in records),
         "n_boundary_merges": boundary_merges,
     }

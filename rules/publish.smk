@@ -1,0 +1,24 @@
+"""The published model as a Hub-ready repository: its checkpoint without workflow files, config.json
+naming its architecture, the system prompt as trained, and a model card from the lineage and the
+eval table (workflow/scripts/publish.py)."""
+
+
+rule publish:
+    input:
+        model=L.model_dir(L.published),
+        table=f"{P.out}/eval_table.md",
+        results=L.eval_parts(L.published),
+        code=code("publish.py"),
+    output:
+        directory(L.published_dir),
+    log:
+        f"{P.logs}/publish.log",
+    localrule: True
+    conda:
+        "../envs/eval.yaml"
+    params:
+        meta=canonical(L.card_meta(config["publish"])),
+        results=lambda wc, input: flags("result", input.results),
+    shell:
+        "python workflow/scripts/publish.py --model {input.model:q} --meta {params.meta:q}"
+        " --eval-table {input.table} {params.results} --out {output} > {log} 2>&1"
