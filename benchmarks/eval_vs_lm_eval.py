@@ -69,8 +69,10 @@ def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def build_checkpoint(work: Path, family: str, size: str, seed: int) -> Path:
-    """The embedded tokenizer and a random-init fp32 checkpoint under `work`, reused when present."""
+def build_checkpoint(work: Path, family: str, size: str, seed: int, vocab_size: int | None = None) -> Path:
+    """The embedded tokenizer and a random-init fp32 checkpoint under `work`, reused when present.
+    With `vocab_size` the embedding and head have that many rows (a real vocabulary's cost; the
+    tokenizer still uses only its own first ids)."""
     import build_tokenizer
     import init_model
 
@@ -82,11 +84,21 @@ def build_checkpoint(work: Path, family: str, size: str, seed: int) -> Path:
         build_tokenizer.main(
             build_tokenizer.parse_args([*corpora, "--vocab-size=2048", f"--bundle={bundle}", f"--out={tokenizer}"])
         )
-    model = work / f"{family}-{size}-seed{seed}"
+    model = work / f"{family}-{size}-seed{seed}{f'-vocab{vocab_size}' if vocab_size else ''}"
     if not model.exists():
         progress(f"building a random-init {family}/{size} checkpoint -> {model}")
         shape = [f"--family={family}", f"--size={size}", f"--seed={seed}", "--dtype=fp32"]
-        init_model.main(init_model.parse_args([*shape, f"--tokenizer={tokenizer}", f"--out={model}"]))
+        if vocab_size:  # init_model.py sizes the vocabulary by the tokenizer: widen it here
+            from lineage.modeling import build_config
+
+            original = init_model.build_config
+            init_model.build_config = lambda f, s, tok: build_config(f, s, tok, vocab_size)
+            try:
+                init_model.main(init_model.parse_args([*shape, f"--tokenizer={tokenizer}", f"--out={model}"]))
+            finally:
+                init_model.build_config = original
+        else:
+            init_model.main(init_model.parse_args([*shape, f"--tokenizer={tokenizer}", f"--out={model}"]))
     return model
 
 
@@ -106,8 +118,10 @@ def conversations(n: int, seed: int) -> list[tuple[list[dict], str]]:
 class Ours:
     """Our evaluation code as the margin and generative runners call it: text in, scores or text out."""
 
-    def __init__(self, model, chat: ChatRenderer, batch_size: int, max_new_tokens: int):
+    def __init__(self, model, chat: ChatRenderer, batch_size: int, max_new_tokens: int, cache: str = "dynamic",
+                 bucket: int = 1):
         self.model, self.chat, self.batch_size, self.max_new_tokens = model, chat, batch_size, max_new_tokens
+        self.cache, self.bucket = cache, bucket
         self.last_generations = []
 
     def loglikelihood(self, pairs):
@@ -123,6 +137,8 @@ class Ours:
             stop_ids=self.chat.stop_token_ids(),
             pad_id=self.chat.pad_token_id(),
             batch_size=self.batch_size,
+            cache=self.cache,
+            bucket=self.bucket,
         )
         return [self.chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in self.last_generations]
 
@@ -202,6 +218,10 @@ def parse_args(argv=None):
         help="where the tokenizer and random-init checkpoints are built (and reused)",
     )
     add_run_arguments(parser)
+    parser.add_argument("--vocab-size", type=int, help="rows of the random-init model's embedding and head")
+    parser.add_argument("--static", action="store_true",
+                        help="also time our generation with a static KV cache (compiled decode on a GPU)")
+    parser.add_argument("--bucket", type=int, default=64, help="prompt padding multiple of the static-cache run")
     parser.add_argument("--warmup-items", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -214,7 +234,7 @@ def main(argv=None) -> int:
     torch.backends.cudnn.allow_tf32 = False
     import lm_eval
 
-    directory = args.model or build_checkpoint(args.work, args.family, args.size, args.seed)
+    directory = args.model or build_checkpoint(args.work, args.family, args.size, args.seed, args.vocab_size)
     chat = ChatRenderer(directory)
     convs = conversations(args.items, args.seed)
     pairs = [completion_text(chat, messages, answer) for messages, answer in convs]
@@ -246,6 +266,17 @@ def main(argv=None) -> int:
     theirs_text, t_theirs_gen = run(f"{generating}: lm-eval", lambda: theirs.generate(prompts))
     ours_text, t_ours_gen = run(f"{generating}: ours", lambda: ours.generate(prompts))
     generations = ours.last_generations
+    static_runs = None
+    if args.static:  # every repeat timed: the first compiles its shapes, later ones reuse them
+        static = Ours(model, chat, args.batch_size, args.max_new_tokens, cache="static", bucket=args.bucket)
+        try:
+            static_runs = [timed(lambda: static.generate(prompts), args.device) for _ in range(max(2, args.repeats))]
+        except Exception as err:  # noqa: BLE001 - report it and keep the other rows
+            progress(f"static cache failed: {type(err).__name__}: {err}")
+            static_runs = None
+        for r, (_, seconds) in enumerate(static_runs or []):
+            progress(f"{generating}: ours, static cache (pass {r + 1}): {seconds:.2f} s")
+        static_same = sum(a == b for a, b in zip(static_runs[-1][0], ours_text)) if static_runs else 0
 
     per_item = [abs(a[0] - b[0]) for a, b in zip(ours_ll, theirs_ll)]
     per_token = max(d / n for d, n in zip(per_item, cont_lens))
@@ -291,7 +322,14 @@ def main(argv=None) -> int:
     print(row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
     print(row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen))
     print(row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
+    if static_runs:
+        first, best = static_runs[0][1], min(s for _, s in static_runs[1:])
+        label = f"ours, static cache, bucket {args.bucket} ({batch})"
+        print(row("greedy generation", f"{label}, first pass (compiling)", len(prompts), gen_tokens, first, t_theirs_gen))
+        print(row("greedy generation", f"{label}, compiled", len(prompts), gen_tokens, best, t_theirs_gen))
     print()
+    if static_runs:
+        print(f"static cache: text identical to our dynamic-cache run for {static_same} of {len(prompts)} prompts")
 
     if args.json:
         args.json.write_text(

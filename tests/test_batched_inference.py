@@ -96,6 +96,9 @@ def test_generation_batched_equals_naive_with_ragged_stops(model):
             == reference
         )
     assert sequential_generate(model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0) == reference
+    # a static cache and prompts padded to buckets of 16 (what lets a GPU compile few decode shapes)
+    assert generate_greedy(model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=3,
+                           cache="static", bucket=16) == reference
 
 
 def test_generation_finish_reasons(model):

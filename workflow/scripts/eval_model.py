@@ -29,6 +29,7 @@ from lineage.checkpoint import load_model, read_lineage
 from lineage.evaluation.items import item_id, load_items, select_items
 from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.generation import CACHES
 from lineage.evaluation.tasks import DEFAULT_MAX_NEW_TOKENS, RUNNERS, RunOptions
 from lineage.io import write_json, write_jsonl
 from lineage.errors import run_cli
@@ -75,6 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-batch-tokens", type=int, default=65536,
                         help="log-likelihood batches hold at most this many padded tokens (0: no limit)")
     parser.add_argument("--max-new-tokens", type=int, help=f"generation length (defaults {DEFAULT_MAX_NEW_TOKENS})")
+    parser.add_argument("--cache", default="dynamic", choices=CACHES,
+                        help="generation's KV cache; static lets a GPU compile the decode step")
+    parser.add_argument("--bucket", type=int, default=1, help="pad generation prompts to a multiple of this many tokens")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="auto", choices=sorted(DTYPES))
     args = parser.parse_args(argv)
@@ -123,7 +127,7 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
     bench = BENCHMARKS[part.benchmark]
     max_new_tokens = (args.max_new_tokens or DEFAULT_MAX_NEW_TOKENS.get(bench.name)) if bench.generates else None
     opts = RunOptions(batch_size=args.batch_size, max_new_tokens=max_new_tokens,
-                      max_batch_tokens=args.max_batch_tokens or None)
+                      max_batch_tokens=args.max_batch_tokens or None, cache=args.cache, bucket=args.bucket)
     start = time.perf_counter()
     extras, records, n_tokens = RUNNERS[bench.name](model, chat, selected, opts)
     wall = time.perf_counter() - start
@@ -141,6 +145,8 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
         "batch_size": args.batch_size,
         "max_batch_tokens": args.max_batch_tokens or None,
         "max_new_tokens": max_new_tokens,
+        "cache": args.cache if bench.generates else None,
+        "bucket": args.bucket if bench.generates else None,
         "device": args.device,
         "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
         "wall_time_s": round(wall, 3),

@@ -126,6 +126,8 @@ class EvalSettings:
     batch_size: int
     max_batch_tokens: int
     max_new_tokens: int
+    cache: str
+    bucket: int
     seed: int
     parts: tuple[EvalPart, ...]
 
@@ -133,7 +135,8 @@ class EvalSettings:
         """The settings that change a result of `benchmark` (generation length only where it generates)."""
         options = {"device": self.device, "dtype": self.dtype, "batch_size": self.batch_size,
                    "max_batch_tokens": self.max_batch_tokens, "seed": self.seed}
-        return options | ({"max_new_tokens": self.max_new_tokens} if benchmark.generates else {})
+        generation = {"max_new_tokens": self.max_new_tokens, "cache": self.cache, "bucket": self.bucket}
+        return options | (generation if benchmark.generates else {})
 
     def job_parts(self, part: str | None = None) -> list[EvalPart]:
         """The parts one evaluation job runs: all of a run's (group_by run), or the one named."""
@@ -455,7 +458,8 @@ def _eval_settings(spec: Mapping[str, Any], seed: int, paths: Paths) -> EvalSett
         parts += [EvalPart(bench.name, part, items, sizes) for part in bench.parts]
     return EvalSettings(group_by=spec["group_by"], device=spec["device"], dtype=spec["dtype"],
                         batch_size=spec["batch_size"], max_batch_tokens=spec["max_batch_tokens"],
-                        max_new_tokens=spec["max_new_tokens"], seed=seed, parts=tuple(parts))
+                        max_new_tokens=spec["max_new_tokens"], cache=spec["cache"], bucket=spec["bucket"],
+                        seed=seed, parts=tuple(parts))
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,11 @@ its SSM state cache). Each row stops at its first stop token (end of turn `<|im_
 EOS) or after `max_new_tokens`; rows that finish early are padded by generate and cut here,
 so a row's output never depends on the other rows of its batch. The decoding settings start
 from the checkpoint's own generation_config.json, forced to greedy.
+
+With `cache="static"` the KV cache is allocated once per batch at its final length, which lets
+transformers compile the decode step (CUDA graphs, on GPUs) instead of launching every kernel of
+every layer from Python at each token; `bucket` pads each batch's prompts up to a multiple of
+that many tokens (left, masked: the output does not change) so that few distinct shapes compile.
 """
 
 from __future__ import annotations
@@ -26,8 +31,13 @@ class Generation:
     stop_token: int | None = None
 
 
-def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int):
-    """The checkpoint's generation config with sampling off, our stop tokens and length."""
+CACHES = ("dynamic", "static")
+
+
+def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, cache: str = "dynamic"):
+    """The checkpoint's generation config with sampling off, our stop tokens, length and cache."""
+    if cache not in CACHES:
+        raise ValueError(f"cache {cache!r}: expected one of {', '.join(CACHES)}")
     from transformers import GenerationConfig
 
     base = copy.deepcopy(getattr(model, "generation_config", None)) or GenerationConfig()
@@ -42,6 +52,7 @@ def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id
     base.eos_token_id = list(stop_ids)
     base.pad_token_id = pad_id
     base.stop_strings = None
+    base.cache_implementation = "static" if cache == "static" else None
     return base
 
 
@@ -53,11 +64,12 @@ def cut_at_stop(new_tokens: Sequence[int], stop_ids: Sequence[int]) -> Generatio
     return Generation(tuple(new_tokens), "length")
 
 
-def left_padded(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(input_ids, attention_mask) of token-id prompts padded on the left to the longest."""
+def left_padded(prompts: Sequence[Sequence[int]], pad_id: int, bucket: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask) of token-id prompts padded on the left to the longest, rounded up
+    to a multiple of `bucket`."""
     if min(len(p) for p in prompts) == 0:
         raise ValueError("empty prompt")
-    width = max(len(p) for p in prompts)
+    width = -(-max(len(p) for p in prompts) // max(1, bucket)) * max(1, bucket)
     ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(prompts), width), dtype=torch.long)
     for row, prompt in enumerate(prompts):
@@ -79,17 +91,19 @@ def generate_greedy(
     stop_ids: Sequence[int],
     pad_id: int,
     batch_size: int = 8,
+    cache: str = "dynamic",
+    bucket: int = 1,
 ) -> list[Generation]:
     """Greedy continuations of token-id prompts, in prompt order."""
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = _device(model)
-    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
+    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, cache=cache)
     order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
     results: list[Generation | None] = [None] * len(prompts)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
-        ids, mask = left_padded([prompts[i] for i in batch], pad_id)
+        ids, mask = left_padded([prompts[i] for i in batch], pad_id, bucket)
         width = ids.shape[1]
         out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
         for r, i in enumerate(batch):

@@ -26,6 +26,8 @@ class RunOptions:
     batch_size: int = 8
     max_new_tokens: int | None = None
     max_batch_tokens: int | None = None  # log-likelihood batches: rows x longest row
+    cache: str = "dynamic"  # generation's KV cache (lineage/evaluation/generation.py)
+    bucket: int = 1  # generation prompts padded to a multiple of this
 
 
 def mmlu_requests(chat: ChatRenderer, item: dict) -> tuple[str, list[tuple[list[int], list[int], bool]]]:
@@ -114,6 +116,8 @@ def _generate(model, chat: ChatRenderer, conversations: Sequence[list[dict]], op
         stop_ids=chat.stop_token_ids(),
         pad_id=chat.pad_token_id(),
         batch_size=opts.batch_size,
+        cache=opts.cache,
+        bucket=opts.bucket,
     )
     texts = [chat.tokenizer.decode(list(o.token_ids), skip_special_tokens=True) for o in outs]
     return prompts_text, outs, texts
