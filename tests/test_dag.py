@@ -28,8 +28,10 @@ def test_soupF2_eval_plans_the_whole_published_lineage(fresh):
     assert not {"sftwT", "soupG", "dpo_lr1em6"} & set(jobs)  # ablations are not part of the published table
 
 
-def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path):
-    """On a cluster every part is a GPU job of its own, so the parts run in parallel."""
+@pytest.mark.parametrize("group_by", ["run", "part"])
+def test_full_scale_evaluates_each_model_in_one_job_or_each_part_in_its_own(fresh, tmp_path, group_by):
+    """Shipped: one GPU job per model loads it once for all its parts; `group_by: part` runs the parts
+    as parallel jobs instead."""
     stage1 = write_checkpoint(tmp_path / "stage1", {"w": (8, 8)})  # mem_mb: auto counts its parameters
     (stage1 / "config.json").write_text("{}")
     overlay = tmp_path / "full.yaml"
@@ -40,10 +42,11 @@ def test_full_scale_evaluates_each_benchmark_part_as_its_own_job(fresh, tmp_path
         f"    export:\n      path: {sample / 'battles.jsonl'}\n    eval:\n      items:\n"
         + "".join(f"        {bench}: {sample / 'eval' / name}.jsonl\n" for bench, name in items.items())
         + "      sizes: {mmlu: [8, 8], gsm8k: [4, 4], ifeval: [4, 4, 4], degen: [4]}\n"  # what the samples hold
+        + f"      group_by: {group_by}\n"
     )
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
     models, parts = 5 + 1, 2 + 2 + 3 + 1 + 1  # the card's columns and sftw4; MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
-    assert jobs["evaluate"] == parts * models
+    assert jobs["evaluate"] == (models if group_by == "run" else parts * models)
 
 
 def test_dag_edges_follow_the_card(fresh):

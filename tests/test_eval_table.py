@@ -151,3 +151,13 @@ def test_cells_carry_intervals_and_columns_are_tested_against_their_references(t
     paired = [line.split("\t") for line in out["paired"].read_text().splitlines()]
     assert paired[0][:4] == ["column", "reference", "metric", "part"]
     assert {(row[3], row[-1]) for row in paired[1:]} == {("A", "true"), ("B", "false")}
+
+
+def test_a_cell_whose_items_all_agree_plots_with_an_empty_interval(tmp_path):
+    path = tmp_path / "soupF2_degen_A.json"
+    path.write_text(json.dumps({"benchmark": "degen", "part": "A", "run": "soupF2", "score": 0.1, "n": 7}))
+    (tmp_path / "soupF2_degen_A.records.jsonl").write_text(
+        "\n".join(json.dumps({"id": f"d{k}", "seq_rep_4": 0.1}) for k in range(7)) + "\n")
+    out = run_table(tmp_path, [str(path)], ["soupF2"])  # bootstrap bounds a hair off 0.1 must not break the plot
+    assert "| Gen degen (lower better) (n 7) | 0.100 [0.100, 0.100] |" in out["md"]
+    assert out["png"][:8] == b"\x89PNG\r\n\x1a\n"

@@ -115,6 +115,7 @@ def test_changed_hyperparameter_resubmits_only_its_descendants(cluster, workdir)
         "evaluate": 2,
         "eval_column": 1,
         "make_eval_table": 1,
+        "publish": 1,
         "soupF2_eval": 1,
     }
     # Through sbatch (the models; their evals are the same rules as above): exactly sftwF and soupF2.

@@ -97,8 +97,24 @@ def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_
     audit = embedded_workflow / "results/embedded/audit"
     for name in ("rulegraph.svg", "dag.svg", "lineage.html", "loss_curves.png", "report.html"):
         assert (audit / name).stat().st_size > 0, name
+    assert (audit / "loss_curves_ablations.png").stat().st_size > 0
     ablations = (embedded_workflow / "results/embedded/eval_table_ablations.tsv").read_text().splitlines()[0]
     assert all(run in ablations.split("\t") for run in short)
+    # the built table: intervals in every evaluated cell, each column tested against its parents
+    table = (embedded_workflow / "results/embedded/eval_table.md").read_text()
+    assert "| MMLU A / B (n 40 / 40) |" in table and "[" in table.split("| MMLU A / B")[1].splitlines()[0]
+    paired = [line.split("\t") for line in
+              (embedded_workflow / "results/embedded/eval_table.paired.tsv").read_text().splitlines()[1:]]
+    assert {(row[0], row[1]) for row in paired} >= {("soupF2", "sftwF"), ("soupF2", "soup24"), ("sftw2", "stage1"),
+                                                    ("soup24", "sftw4")}
+    assert {row[-1] for row in paired} <= {"true", "false"} and "within noise" in table
+    # the published repository: a model card huggingface_hub reads, the architecture named
+    published = embedded_workflow / "results/embedded/published/soupF2"
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(published / "README.md")
+    assert card.data.eval_results and card.data.license == "other"
+    assert json.loads((published / "config.json").read_text())["architectures"] == ["NemotronHForCausalLM"]
     snakemake("--report", "report.zip", "--configfile", str(overlay), cwd=embedded_workflow, timeout=600)
     with zipfile.ZipFile(embedded_workflow / "report.zip") as archive:
         names = archive.namelist()

@@ -354,7 +354,8 @@ def plot(table, columns: Sequence[str], with_card: bool, path: str | os.PathLike
             if value is None:
                 continue
             if estimate is not None:
-                ax.errorbar(value, y, xerr=[[value - estimate.low], [estimate.high - value]], fmt="o", color="#4C72B0",
+                below, above = max(0.0, value - estimate.low), max(0.0, estimate.high - value)  # float noise
+                ax.errorbar(value, y, xerr=[[below], [above]], fmt="o", color="#4C72B0",
                             ecolor="#4C72B0", elinewidth=1.2, capsize=2, markersize=4)
             else:
                 ax.plot(value, y, "o", color="#4C72B0", markersize=4)
