@@ -25,22 +25,13 @@ CONF = Path("/etc/slurm/slurm.conf")
 STATE_DIR = Path(os.environ.get("SLURM_TEST_STATE", "/tmp/lineage-slurm"))
 PACKAGES = ("slurmctld", "slurmd", "slurm-client")
 
-SLURM_CONF = """\
-# Written by tests/slurm_cluster.py for the workflow's tests; removed when the cluster stops.
-ClusterName=lineage-test
-SlurmctldHost={host}
-SlurmctldPort=7817
-SlurmdPort=7818
+# What every test cluster shares: no munge (auth/none), root daemons, no cgroups (containers), no
+# accounting database, finished jobs kept visible to squeue for the plugin's status checks.
+SHARED_SETTINGS = """\
 AuthType=auth/none
 CredType=cred/none
 SlurmUser=root
 SlurmdUser=root
-StateSaveLocation={state}/state
-SlurmdSpoolDir={state}/spool
-SlurmctldPidFile={state}/slurmctld.pid
-SlurmdPidFile={state}/slurmd.pid
-SlurmctldLogFile={state}/log/slurmctld.log
-SlurmdLogFile={state}/log/slurmd.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SchedulerType=sched/backfill
@@ -52,7 +43,21 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 MinJobAge=7200
 KillWait=5
-SlurmdParameters=config_overrides
+SlurmdParameters=config_overrides"""
+
+SLURM_CONF = """\
+# Written by tests/slurm_cluster.py for the workflow's tests; removed when the cluster stops.
+ClusterName=lineage-test
+SlurmctldHost={host}
+SlurmctldPort=7817
+SlurmdPort=7818
+StateSaveLocation={state}/state
+SlurmdSpoolDir={state}/spool
+SlurmctldPidFile={state}/slurmctld.pid
+SlurmdPidFile={state}/slurmd.pid
+SlurmctldLogFile={state}/log/slurmctld.log
+SlurmdLogFile={state}/log/slurmd.log
+{shared}
 NodeName={host} CPUs={cpus} RealMemory={mem_mb} State=UNKNOWN
 PartitionName=cpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """
@@ -87,6 +92,18 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def terminate(pid: int | None, grace_s: float = 10) -> None:
+    """SIGTERM a daemon, then SIGKILL it if it is still there after `grace_s`."""
+    if not _alive(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
 def running() -> bool:
     return _alive(_pid("slurmctld")) and _alive(_pid("slurmd"))
 
@@ -103,18 +120,25 @@ def start(cpus: int = 4, mem_mb: int = 16000, timeout: float = 60) -> Path:
     for sub in ("state", "spool", "log"):
         (STATE_DIR / sub).mkdir(parents=True, exist_ok=True)
     CONF.parent.mkdir(parents=True, exist_ok=True)
-    CONF.write_text(SLURM_CONF.format(host=host, state=STATE_DIR, cpus=cpus, mem_mb=mem_mb))
+    CONF.write_text(SLURM_CONF.format(host=host, state=STATE_DIR, cpus=cpus, mem_mb=mem_mb, shared=SHARED_SETTINGS))
     subprocess.run(["slurmctld", "-c"], check=True)  # -c: start clean, no jobs from an earlier run
     subprocess.run(["slurmd"], check=True)
+    wait_until_up({host}, timeout, STATE_DIR, stop)
+    return STATE_DIR
+
+
+def wait_until_up(nodes: set[str], timeout: float, state_dir: Path, stop_cluster) -> None:
+    """Return once every node answers (idle, mix or alloc); else stop the cluster and raise with its logs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        state = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout.strip()
-        if state in ("idle", "mix", "alloc"):
-            return STATE_DIR
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True).stdout
+        states = dict(line.split() for line in out.splitlines() if line.strip())
+        if set(states) >= nodes and all(states[n] in ("idle", "mix", "alloc") for n in nodes):
+            return
         time.sleep(0.5)
-    logs = "\n".join(p.read_text()[-2000:] for p in (STATE_DIR / "log").glob("*.log"))
-    stop()
-    raise RuntimeError(f"the Slurm node did not become idle within {timeout:.0f} s; daemon logs:\n{logs}")
+    logs = "\n".join(p.read_text()[-2000:] for p in (state_dir / "log").glob("*.log"))
+    stop_cluster()
+    raise RuntimeError(f"Slurm nodes {sorted(nodes)} did not come up within {timeout:.0f} s; daemon logs:\n{logs}")
 
 
 def stop() -> None:
@@ -122,15 +146,7 @@ def stop() -> None:
     if shutil.which("scancel") and running():
         subprocess.run(["scancel", "--user", "root"], capture_output=True)
     for name in ("slurmd", "slurmctld"):
-        pid = _pid(name)
-        if _alive(pid):
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                if not _alive(pid):
-                    break
-                time.sleep(0.1)
-            else:
-                os.kill(pid, signal.SIGKILL)
+        terminate(_pid(name))
     if CONF.is_file() and CONF.read_text().startswith("# Written by tests/slurm_cluster.py"):
         CONF.unlink()
 
@@ -147,11 +163,16 @@ def squeue_jobs() -> list[dict[str, str]]:
     return jobs
 
 
-if __name__ == "__main__":
+def cli(start_cluster, stop_cluster) -> None:
+    """`python <module> start|stop` of a test cluster module."""
     command = sys.argv[1] if len(sys.argv) > 1 else "start"
     if command == "start":
-        print(start())
+        print(start_cluster())
     elif command == "stop":
-        stop()
+        stop_cluster()
     else:
         sys.exit(f"usage: {sys.argv[0]} start|stop")
+
+
+if __name__ == "__main__":
+    cli(start, stop)

@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -44,28 +43,13 @@ ClusterName=lineage-nodes
 SlurmctldHost={ctl}({ctl_addr})
 SlurmctldPort=7827
 SlurmdPort=7828
-AuthType=auth/none
-CredType=cred/none
-SlurmUser=root
-SlurmdUser=root
 StateSaveLocation={state}/state
 SlurmdSpoolDir={state}/spool-%n
 SlurmctldPidFile={state}/slurmctld.pid
 SlurmdPidFile={state}/slurmd-%n.pid
 SlurmctldLogFile={state}/log/slurmctld.log
 SlurmdLogFile={state}/log/slurmd-%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-ReturnToService=2
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MpiDefault=none
-MinJobAge=7200
-KillWait=5
-SlurmdParameters=config_overrides
+{shared}
 GresTypes=gpu
 {nodes}
 {partitions}
@@ -156,22 +140,14 @@ def start(cpus: int = 2, mem_mb: int = 12000, timeout: float = 90) -> Path:
     partitions = "\n".join(f"PartitionName={part} Nodes={','.join(members)} Default={'YES' if part == 'cpu' else 'NO'} "
                            "MaxTime=INFINITE State=UP" for part, members in PARTITIONS.items())
     CONF.write_text(SLURM_CONF.format(mark=MARK, ctl=CONTROLLER[0], ctl_addr=CONTROLLER[1], state=STATE_DIR,
-                                      nodes=nodes, partitions=partitions))
+                                      shared=slurm_cluster.SHARED_SETTINGS, nodes=nodes, partitions=partitions))
     GRES_CONF.write_text(_gres())
     subprocess.run(_in_namespaces(CONTROLLER[0], hosts, ["slurmctld", "-c"]), check=True)
     for name in NODES:
         (STATE_DIR / f"spool-{name}").mkdir(exist_ok=True)
         _run(*_in_namespaces(name, hosts, ["slurmd", "-N", name]), namespace=name)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True).stdout
-        states = dict(line.split() for line in out.splitlines() if line.strip())
-        if set(states) == set(NODES) and all(s in ("idle", "mix", "alloc") for s in states.values()):
-            return STATE_DIR
-        time.sleep(0.5)
-    logs = "\n".join(p.read_text()[-2000:] for p in (STATE_DIR / "log").glob("*.log"))
-    stop()
-    raise RuntimeError(f"the Slurm nodes did not become idle within {timeout:.0f} s; daemon logs:\n{logs}")
+    slurm_cluster.wait_until_up(set(NODES), timeout, STATE_DIR, stop)
+    return STATE_DIR
 
 
 def stop() -> None:
@@ -180,15 +156,7 @@ def stop() -> None:
         subprocess.run(["scancel", "--user", "root"], capture_output=True)
         time.sleep(1)
     for name in [*(f"slurmd-{n}" for n in NODES), "slurmctld"]:
-        pid = _pid(name)
-        if slurm_cluster._alive(pid):
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                if not slurm_cluster._alive(pid):
-                    break
-                time.sleep(0.1)
-            else:
-                os.kill(pid, signal.SIGKILL)
+        slurm_cluster.terminate(_pid(name))
     for name in NODES:
         for pid in namespace_pids(name):  # job processes a killed slurmd left behind
             os.kill(pid, signal.SIGKILL)
@@ -230,10 +198,4 @@ def processes_on(node: str, needle: str) -> list[int]:
 
 
 if __name__ == "__main__":
-    command = sys.argv[1] if len(sys.argv) > 1 else "start"
-    if command == "start":
-        print(start())
-    elif command == "stop":
-        stop()
-    else:
-        sys.exit(f"usage: {sys.argv[0]} start|stop")
+    slurm_cluster.cli(start, stop)

@@ -26,10 +26,20 @@ import slurm_nodes_cluster
 from safetensors.numpy import load_file
 from workflow_helpers import copy_workflow
 
+def namespaces_refused() -> str:
+    """Why this machine cannot make the nodes' namespaces ('' when it can)."""
+    if os.geteuid() != 0:
+        return "the test cluster's namespaces and daemons need root"
+    if not shutil.which("unshare") or not shutil.which("nsenter"):
+        return "util-linux's unshare and nsenter are missing"
+    probe = subprocess.run(["unshare", "--net", "--uts", "--mount", "true"], capture_output=True, text=True)
+    return "" if probe.returncode == 0 else f"this machine refuses new namespaces: {probe.stderr.strip()}"
+
+
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="the test cluster's namespaces and daemons need root"),
+    pytest.mark.skipif(bool(namespaces_refused()), reason=namespaces_refused() or "-"),
 ]
 
 DATA = Path(__file__).parent / "data"

@@ -33,7 +33,8 @@ SCRIPT_OF_RULE = {
     "split_holdout": "split_holdout.py", "winner_rows": "winner_rows.py", "battle_pairs": "battle_pairs.py",
     "general_mix": "sample_general_mix.py", "data_audit": "data_audit.py", "build_tokenizer": "build_tokenizer.py",
     "verifier_pairs": "verifier_pairs.py", "verifier_audit": "verifier_audit.py", "evaluate": "eval_model.py",
-    "make_eval_table": "make_eval_table.py", "eval_column": "make_eval_table.py",
+    "make_eval_table": "make_eval_table.py", "eval_column": "make_eval_table.py", "publish": "publish.py",
+    "plot_loss_curves": "plot_loss_curves.py",
 }
 SCRIPT_OF_KIND = {"base": "init_model.py", "sft": "train_sft.py", "dpo": "train_dpo.py", "soup": "soup.py"}
 
@@ -186,8 +187,8 @@ def test_editing_a_script_that_no_job_runs_plans_nothing(built):
     "kind, change, seeds",
     [
         ("eval sizes", "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
-         {f"evaluate:{run}" for run in ("stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftwF", "soup24",
-                                        "soupF2")}),
+         {f"evaluate:{run}" for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4",
+                                        "sftwF", "soup24", "soupF2")}),  # base, sftw4: parents the table compares
         ("a dataset option", "datasets:\n  winners: {repeat: 2}\n", {"winner_rows:winners"}),
         ("a training recipe value", "runs:\n  sftw2:\n    lr: 6.0e-6\n", {"sftw2"}),
         ("a shared recipe value", "recipe:\n  optimizer:\n    eps: 1.0e-7\n",
