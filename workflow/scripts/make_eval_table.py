@@ -25,8 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lineage.evaluation.table import (  # noqa: E402
     build,
-    load_records,
-    load_results,
+    load_results_and_records,
     parse_card,
     plot,
     to_markdown,
@@ -65,7 +64,8 @@ def main(argv=None) -> int:
         references[run] = [r for r in refs.split(",") if r and r != run]
     with_card = args.scale == "full"
     card = parse_card(args.card_values) if with_card else None
-    table = build(load_results(args.result), columns, card, load_records(args.result), references)
+    results, records = load_results_and_records(args.result)
+    table = build(results, columns, card, records, references)
     write_text(args.out_tsv, to_tsv(table, columns, with_card))
     if args.out_paired:
         write_text(args.out_paired, to_paired_tsv(table, columns))

@@ -46,6 +46,11 @@ class Resources:
     gpu_type: str | None = None  # gres type, e.g. h200 (gres gpu:h200:8)
     gpu_request: str = "gres"  # gres | gpus_per_node: how the site wants GPUs asked for
 
+    @property
+    def gpu_spec(self) -> str:
+        """`[type:]G`, what follows `gpu:` in a gres and `--gpus-per-node=`."""
+        return f"{self.gpu_type}:{self.gpus}" if self.gpu_type else str(self.gpus)
+
     def snakemake(self, nodes: int = 1, mem_mb: int | None = None) -> dict[str, Any]:
         """In the names snakemake-executor-plugin-slurm understands, for a job of `nodes` nodes."""
         memory = self.mem_mb if mem_mb is None else mem_mb
@@ -54,10 +59,9 @@ class Resources:
         out: dict[str, Any] = {"nodes": nodes, "mem_mb": memory, "runtime": self.runtime, "cpus_per_task": self.cpus}
         if self.gpus:
             if self.gpu_request == "gres":
-                out["gres"] = ":".join(["gpu", *([self.gpu_type] if self.gpu_type else []), str(self.gpus)])
+                out["gres"] = f"gpu:{self.gpu_spec}"
             else:
-                model = f"{self.gpu_type}:" if self.gpu_type else ""
-                out["slurm_extra"] = f"--gpus-per-node={model}{self.gpus}"
+                out["slurm_extra"] = f"--gpus-per-node={self.gpu_spec}"
             out["tasks_per_gpu"] = 0  # the plugin would otherwise turn `tasks` into --ntasks-per-gpu
         if nodes > 1:
             out |= {"mpi": "srun", "tasks": nodes}  # the rule's srun starts one launcher per node
@@ -72,8 +76,7 @@ def launch_command(nodes: int, processes_per_node: int, resources: Resources) ->
     step = ["srun", f"--nodes={nodes}", "--ntasks-per-node=1", f"--cpus-per-task={resources.cpus}",
             "--kill-on-bad-exit=1", "--label"]
     if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly
-        model = f"{resources.gpu_type}:" if resources.gpu_type else ""
-        step.append(f"--gres=gpu:{model}{resources.gpus}")
+        step.append(f"--gres=gpu:{resources.gpu_spec}")
     return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node)])
 
 

@@ -245,7 +245,7 @@ class Lineage:
         runs = self.ancestry(self.published)
         base = next((self.runs[n] for n in self.runs if self.runs[n].kind == "base"), None)
         sources = [*self.settings["general_mix"]["sources"], *self.settings["preference_mix"]["sources"]]
-        hub_ids = [s for s in sources if "/" in s and not s.endswith((".jsonl", ".json")) and not s.startswith((".", "/"))]
+        hub_ids = [s for s in sources if s.count("/") == 1 and not s.endswith((".jsonl", ".json"))]
         lineage = []
         for name in runs:
             run = self.runs[name]
@@ -256,7 +256,7 @@ class Lineage:
         items = {p.benchmark: p.items for p in self.eval.parts}
         return {**publish, "scale": self.scale, "lineage": lineage, "items": items,
                 "base_model": base.card.get("name") if base and not self.settings["base"]["build"] else None,
-                "datasets": hub_ids if self.settings["stage1"]["from"] != "external" or self.scale == "full" else []}
+                "datasets": hub_ids}
 
     @property
     def published_dir(self) -> str:
@@ -609,13 +609,17 @@ def _check_paths(lineage: Lineage, base: Path) -> None:
 
 def _check_item_counts(lineage: Lineage, base: Path) -> None:
     """A benchmark's parts are disjoint cuts of its item file: more than the file holds is refused
-    before any job (counted as lines, one item each; the job checks the items themselves)."""
+    before any job (counted as lines, one item each, until there are enough: Snakemake's start-up
+    reads no more than the sizes ask for; the job checks the items themselves)."""
     scale = lineage.scale
     for name in dict.fromkeys(p.benchmark for p in lineage.eval.parts if p.sizes):
         part = next(p for p in lineage.eval.parts if p.benchmark == name)
+        need, have = sum(part.sizes), 0
         with (base / part.items).open("rb") as handle:
-            have = sum(1 for line in handle if line.strip())
-        need = sum(part.sizes)
+            for line in handle:
+                have += bool(line.strip())
+                if have >= need:
+                    break
         if need > have:
             sizes = " + ".join(f"{size:,}" for size in part.sizes)
             raise ConfigError(

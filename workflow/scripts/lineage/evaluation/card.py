@@ -13,6 +13,8 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCardData
 
+from lineage.evaluation.registry import BENCHMARKS
+
 # How each benchmark appears in a model-index: its name, metric, and the Hub data set its items are
 # parts of at full scale (the public test sets; the card's IF sets and the rest are its own).
 DATASETS = {
@@ -34,7 +36,7 @@ def eval_results(results: Sequence[Mapping[str, Any]], items: Mapping[str, str] 
         name, metric, hub_id = DATASETS[result["benchmark"]]
         dataset = hub_id if full_scale and hub_id else items.get(result["benchmark"], result["benchmark"])
         part = result.get("part")
-        label = f"{name} part {part}" if part and result["benchmark"] not in ("degen", "margin") else name
+        label = f"{name} part {part}" if part and len(BENCHMARKS[result["benchmark"]].parts) > 1 else name
         out.append(EvalResult(task_type="text-generation", dataset_type=dataset, dataset_name=label,
                               dataset_split=f"part {part} ({result.get('n')} items)" if part else None,
                               metric_type=metric, metric_value=round(float(result["score"]), 4)))

@@ -69,7 +69,15 @@ Key = tuple[str, str, str | None]  # (run, benchmark, part)
 
 def load_results(paths: Iterable[str | os.PathLike]) -> dict[Key, dict[str, Any]]:
     """Result JSONs keyed by (run, benchmark, part); a second result for the same cell is an error."""
+    return load_results_and_records(paths)[0]
+
+
+def load_results_and_records(
+    paths: Iterable[str | os.PathLike],
+) -> tuple[dict[Key, dict[str, Any]], dict[Key, list[dict[str, Any]]]]:
+    """The results (as load_results) and, keyed alike, the per-item records beside each result that has them."""
     results: dict[Key, dict[str, Any]] = {}
+    records: dict[Key, list[dict[str, Any]]] = {}
     origin: dict[Key, str] = {}
     for path in paths:
         try:
@@ -86,30 +94,19 @@ def load_results(paths: Iterable[str | os.PathLike]) -> dict[Key, dict[str, Any]
         if key in results:
             raise DataError(f"{path}: a second result for run {key[0]} {key[1]} part {key[2]} (first: {origin[key]})")
         results[key], origin[key] = data, str(path)
-    return results
+        beside = records_path(path)
+        if beside.is_file():
+            try:
+                records[key] = [json.loads(line) for line in beside.read_text().splitlines() if line.strip()]
+            except json.JSONDecodeError as err:
+                raise DataError(f"{beside}: unreadable record line ({err})") from None
+    return results, records
 
 
 def records_path(result: str | os.PathLike) -> Path:
     """<part>.records.jsonl beside <part>.json (what eval_model.py writes)."""
     path = Path(result)
     return path.with_name(path.name.removesuffix(".json") + ".records.jsonl")
-
-
-def load_records(paths: Iterable[str | os.PathLike]) -> dict[Key, list[dict[str, Any]]]:
-    """The per-item records beside each result JSON that has them, keyed like load_results."""
-    out: dict[Key, list[dict[str, Any]]] = {}
-    for path in paths:
-        records = records_path(path)
-        if not records.is_file():
-            continue
-        data = json.loads(Path(path).read_text())
-        part = None if data["benchmark"] in WHOLE_SET else data.get("part")
-        try:
-            out[(str(data["run"]), str(data["benchmark"]), part)] = [
-                json.loads(line) for line in records.read_text().splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            raise DataError(f"{records}: unreadable record line ({err})") from None
-    return out
 
 
 def parse_card(path: str | os.PathLike) -> dict[tuple[str, str], list[float | None]]:
