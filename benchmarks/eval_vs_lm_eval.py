@@ -206,6 +206,20 @@ def fastest(label: str, fn, device: str, repeats: int):
     return best
 
 
+def profile(device: str, phases: dict) -> None:
+    """torch.profiler's top operators by device time (CPU time without a GPU) of one pass of each phase."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as profiler
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    key = "cuda_time_total" if device == "cuda" else "cpu_time_total"
+    for name, fn in phases.items():
+        with profiler(activities=activities) as prof:
+            timed(fn, device)
+        print(f"profile of one pass, {name}:")
+        print(prof.key_averages().table(sort_by=key, row_limit=14, max_name_column_width=60))
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", choices=sorted({f for f, _ in SHAPES}), default="llama")
@@ -219,9 +233,17 @@ def parse_args(argv=None):
     )
     add_run_arguments(parser)
     parser.add_argument("--vocab-size", type=int, help="rows of the random-init model's embedding and head")
-    parser.add_argument("--static", action="store_true",
-                        help="also time our generation with a static KV cache (compiled decode on a GPU)")
-    parser.add_argument("--bucket", type=int, default=64, help="prompt padding multiple of the static-cache run")
+    parser.add_argument("--caches", default="",
+                        help="comma-separated extra generation caches to time: static (transformers compiles the "
+                             "decode step), graph (our static cache, the decode step replayed as a CUDA graph)")
+    parser.add_argument("--static", action="store_const", const="static", dest="caches",
+                        help="same as --caches static")
+    parser.add_argument("--bucket", type=int, default=64, help="prompt padding multiple of the static-cache runs")
+    parser.add_argument("--reference-dtype", choices=sorted(DTYPES),
+                        help="also generate with a copy of the model in this dtype (graph cache on a GPU) and count, "
+                             "for every implementation, the texts identical to it (how far bf16 rounding moves each)")
+    parser.add_argument("--profile", action="store_true",
+                        help="print torch.profiler's top operators of one pass of our log-likelihood and generation")
     parser.add_argument("--warmup-items", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -266,17 +288,30 @@ def main(argv=None) -> int:
     theirs_text, t_theirs_gen = run(f"{generating}: lm-eval", lambda: theirs.generate(prompts))
     ours_text, t_ours_gen = run(f"{generating}: ours", lambda: ours.generate(prompts))
     generations = ours.last_generations
-    static_runs = None
-    if args.static:  # every repeat timed: the first compiles its shapes, later ones reuse them
-        static = Ours(model, chat, args.batch_size, args.max_new_tokens, cache="static", bucket=args.bucket)
+    extra, extra_tokens = {}, {}  # cache -> [(texts, seconds) per pass] (the first captures or compiles)
+    for cache in filter(None, args.caches.split(",")):
+        side = Ours(model, chat, args.batch_size, args.max_new_tokens, cache=cache, bucket=args.bucket)
         try:
-            static_runs = [timed(lambda: static.generate(prompts), args.device) for _ in range(max(2, args.repeats))]
+            extra[cache] = [timed(lambda: side.generate(prompts), args.device) for _ in range(max(2, args.repeats))]
         except Exception as err:  # noqa: BLE001 - report it and keep the other rows
-            progress(f"static cache failed: {type(err).__name__}: {err}")
-            static_runs = None
-        for r, (_, seconds) in enumerate(static_runs or []):
-            progress(f"{generating}: ours, static cache (pass {r + 1}): {seconds:.2f} s")
-        static_same = sum(a == b for a, b in zip(static_runs[-1][0], ours_text)) if static_runs else 0
+            progress(f"{cache} cache failed: {type(err).__name__}: {err}")
+            continue
+        extra_tokens[cache] = [g.token_ids for g in side.last_generations]
+        for r, (_, seconds) in enumerate(extra[cache]):
+            progress(f"{generating}: ours, {cache} cache (pass {r + 1}): {seconds:.2f} s")
+    reference = None
+    if args.reference_dtype:
+        ref_model = load_model(directory, dtype=DTYPES[args.reference_dtype], device=args.device).eval()
+        ref_cache = "graph" if args.device == "cuda" else "dynamic"
+        reference, seconds = timed(lambda: Ours(ref_model, chat, args.batch_size, args.max_new_tokens,
+                                                cache=ref_cache, bucket=args.bucket).generate(prompts), args.device)
+        progress(f"{generating}: reference in {args.reference_dtype} ({ref_cache} cache): {seconds:.2f} s")
+        del ref_model
+    if args.profile:
+        profile(args.device, {"log-likelihood": lambda: ours.loglikelihood(pairs),
+                              "generation": lambda: ours.generate(prompts),
+                              **{f"generation, {c} cache": (lambda c=c: Ours(model, chat, args.batch_size,
+                                 args.max_new_tokens, cache=c, bucket=args.bucket).generate(prompts)) for c in extra}})
 
     per_item = [abs(a[0] - b[0]) for a, b in zip(ours_ll, theirs_ll)]
     per_token = max(d / n for d, n in zip(per_item, cont_lens))
@@ -322,14 +357,29 @@ def main(argv=None) -> int:
     print(row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
     print(row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen))
     print(row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
-    if static_runs:
-        first, best = static_runs[0][1], min(s for _, s in static_runs[1:])
-        label = f"ours, static cache, bucket {args.bucket} ({batch})"
-        print(row("greedy generation", f"{label}, first pass (compiling)", len(prompts), gen_tokens, first, t_theirs_gen))
-        print(row("greedy generation", f"{label}, compiled", len(prompts), gen_tokens, best, t_theirs_gen))
+    for cache, passes in extra.items():
+        first, best = passes[0][1], min(seconds for _, seconds in passes[1:])
+        label = f"ours, {cache} cache, bucket {args.bucket} ({batch})"
+        # a graph is captured again by every call; compiled shapes stay compiled for later calls
+        later = "later passes (each captures anew)" if cache == "graph" else "later passes (compiled)"
+        warm = "capturing" if cache == "graph" else "compiling"
+        print(row("greedy generation", f"{label}, first pass ({warm})", len(prompts), gen_tokens, first, t_theirs_gen))
+        print(row("greedy generation", f"{label}, {later}", len(prompts), gen_tokens, best, t_theirs_gen))
     print()
-    if static_runs:
-        print(f"static cache: text identical to our dynamic-cache run for {static_same} of {len(prompts)} prompts")
+    if reference is not None:
+        sides = {"lm-eval HFLM": theirs_text, "ours": ours_text, **{f"ours, {c} cache": p[-1][0] for c, p in extra.items()}}
+        print(f"against the same model in {args.reference_dtype} ({len(prompts)} prompts): " + "; ".join(
+            f"{name} identical for {sum(a == b for a, b in zip(texts, reference))}" for name, texts in sides.items()))
+    for cache, passes in extra.items():
+        texts = passes[-1][0]
+        print(f"{cache} cache: text identical to our dynamic-cache run for "
+              f"{sum(a == b for a, b in zip(texts, ours_text))} of {len(prompts)} prompts, to lm-eval's for "
+              f"{sum(a == b for a, b in zip(texts, theirs_text))}")
+        if args.dtype == "float32":  # where it leaves lm-eval's text, and whether that is a near-tie
+            for i in (i for i, (a, b) in enumerate(zip(texts, theirs_text)) if a != b):
+                step, gap = divergence(model, chat, prompts[i], extra_tokens[cache][i], theirs_text[i])
+                where = "lm-eval's text goes on" if gap is None else f"top-2 logit gap {gap:.1e}"
+                print(f"  prompt {i} leaves lm-eval's text at step {step}: {where}")
 
     if args.json:
         args.json.write_text(
@@ -361,6 +411,11 @@ def main(argv=None) -> int:
                         "speedup": t_theirs_gen / t_ours_gen,
                         "identical": len(prompts) - len(mismatched),
                         "divergences": {str(i): {"step": s, "top2_gap": g} for i, (s, g) in ties.items()},
+                    },
+                    "caches": {
+                        cache: {"passes_s": [seconds for _, seconds in passes],
+                                "identical_to_lm_eval": sum(a == b for a, b in zip(passes[-1][0], theirs_text))}
+                        for cache, passes in extra.items()
                     },
                 },
                 indent=2,

@@ -77,7 +77,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="log-likelihood batches hold at most this many padded tokens (0: no limit)")
     parser.add_argument("--max-new-tokens", type=int, help=f"generation length (defaults {DEFAULT_MAX_NEW_TOKENS})")
     parser.add_argument("--cache", default="dynamic", choices=CACHES,
-                        help="generation's KV cache; static lets a GPU compile the decode step")
+                        help="generation's KV cache: static compiles the decode step, graph replays it as a CUDA graph")
     parser.add_argument("--bucket", type=int, default=1, help="pad generation prompts to a multiple of this many tokens")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="auto", choices=sorted(DTYPES))

@@ -11,6 +11,8 @@ With `cache="static"` the KV cache is allocated once per batch at its final leng
 transformers compile the decode step (CUDA graphs, on GPUs) instead of launching every kernel of
 every layer from Python at each token; `bucket` pads each batch's prompts up to a multiple of
 that many tokens (left, masked: the output does not change) so that few distinct shapes compile.
+`cache="graph"` keeps the static cache but skips the compiler: the eager decode step is captured
+once as a CUDA graph and replayed (lineage/evaluation/graph_decoding.py).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Generation:
     stop_token: int | None = None
 
 
-CACHES = ("dynamic", "static")
+CACHES = ("dynamic", "static", "graph")
 
 
 def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, cache: str = "dynamic"):
@@ -52,7 +54,7 @@ def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id
     base.eos_token_id = list(stop_ids)
     base.pad_token_id = pad_id
     base.stop_strings = None
-    base.cache_implementation = "static" if cache == "static" else None
+    base.cache_implementation = "static" if cache != "dynamic" else None
     return base
 
 
@@ -97,17 +99,29 @@ def generate_greedy(
     """Greedy continuations of token-id prompts, in prompt order."""
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
+    if not prompts:
+        return []
     device = _device(model)
     config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, cache=cache)
     order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+    decoder = None
+    if cache == "graph":
+        from .graph_decoding import GraphDecoder
+
+        widest = left_padded([prompts[order[0]]], pad_id, bucket)[0].shape[1]
+        decoder = GraphDecoder(model, batch_size=min(batch_size, len(prompts)), cache_len=widest + max_new_tokens,
+                               max_new_tokens=max_new_tokens, stop_ids=stop_ids)
     results: list[Generation | None] = [None] * len(prompts)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
         ids, mask = left_padded([prompts[i] for i in batch], pad_id, bucket)
-        width = ids.shape[1]
-        out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
+        if decoder is not None:
+            new = decoder.decode(ids, mask)
+        else:
+            out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
+            new = out[:, ids.shape[1] :]
         for r, i in enumerate(batch):
-            results[i] = cut_at_stop(out[r, width:].tolist(), stop_ids)
+            results[i] = cut_at_stop(new[r].tolist(), stop_ids)
     return results  # type: ignore[return-value]
 
 

@@ -1,0 +1,71 @@
+"""The CUDA-graph decoder on a GPU (skipped without one): it captures, and replaying the captured
+step gives exactly the tokens of running the same step eagerly.
+
+- Llama in float32: the replayed decode also equals transformers' generate (same scores as the
+  dynamic cache, which tests/test_batched_inference.py ties to one-prompt-at-a-time decoding).
+- Llama and the hybrid Mamba-2/attention/MoE family in bfloat16: replay equals the eager steps
+  bit for bit (the same kernels run; rounding does not depend on how they were launched). The
+  hybrid model has the card Base's widths (one Mamba-2, one attention and one MoE layer, vocabulary
+  4,096): the Mamba kernels, where installed, refuse the pico model's narrow channels.
+Run on a GPU machine as: python -m pytest tests/test_gpu_decoding.py
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from _eval_fixtures import make_checkpoint
+from lineage.checkpoint import load_model
+from lineage.evaluation.generation import generate_greedy, left_padded
+from lineage.evaluation.graph_decoding import GraphDecoder
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _prompts(n=10, seed=0):
+    rng = random.Random(seed)
+    return [[rng.randrange(3, 300) for _ in range(rng.randrange(4, 40))] for _ in range(n)]
+
+
+def _model(tmp_path, arch, dtype):
+    if arch == "nemotron_h":
+        from transformers import AutoModelForCausalLM, NemotronHConfig
+
+        from lineage.modeling import _CARD_LAYERS, SHAPES
+
+        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in "M*E"]}
+        torch.manual_seed(7)
+        config = NemotronHConfig(**shape, vocab_size=4096)
+        with torch.device("cuda"):
+            return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
+    directory = make_checkpoint(tmp_path / arch, seed=7, arch=arch)
+    return load_model(directory, dtype=dtype, device="cuda").eval()
+
+
+def _decode(model, prompts, *, capture: bool):
+    decoder = GraphDecoder(model, batch_size=4, cache_len=48 + 40, max_new_tokens=40, stop_ids=[])
+    decoder.capture = capture
+    out = [decoder.decode(*left_padded(prompts[i : i + 4], 0, 16)) for i in range(0, len(prompts), 4)]
+    return decoder, torch.cat(out).tolist()
+
+
+def test_float32_graph_decoding_equals_generate(tmp_path):
+    model = _model(tmp_path, "llama", torch.float32)
+    prompts = _prompts()
+    reference = generate_greedy(model, prompts, max_new_tokens=40, stop_ids=[], pad_id=0, batch_size=4)
+    decoder, replayed = _decode(model, prompts, capture=True)
+    assert decoder.graph is not None, "the decode step was not captured"
+    assert replayed == [list(g.token_ids) for g in reference]
+
+
+@pytest.mark.parametrize("arch", ["llama", "nemotron_h"])
+def test_bfloat16_replay_equals_eager_steps(tmp_path, arch):
+    model = _model(tmp_path, arch, torch.bfloat16)
+    prompts = _prompts(seed=1)
+    decoder, replayed = _decode(model, prompts, capture=True)
+    assert decoder.graph is not None, "the decode step was not captured"
+    _, eager = _decode(model, prompts, capture=False)
+    assert replayed == eager

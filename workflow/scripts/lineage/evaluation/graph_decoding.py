@@ -1,0 +1,174 @@
+"""Greedy decoding with a static KV cache and one decode step replayed as a CUDA graph.
+
+Why: at evaluation batch sizes a decode step of a 1B model is launch-bound (16.5 ms per step
+at batch 32 where its weights take ~1 ms to read, benchmarks/RESULTS.md): Python walks every
+layer and the GPU waits for each launch. transformers' own answer (a static cache plus
+torch.compile) spends 30-60 s compiling each set of shapes, more than a 200-prompt run saves.
+Capturing the model's eager decode step once as a CUDA graph removes the launches without a
+compiler: the same kernels run, so the logits are the eager ones, and capture costs one step.
+
+One `GraphDecoder` serves every batch of a call: its cache holds `batch_size` rows of
+`cache_len` positions and one graph is captured on the first batch and replayed for all.
+Each batch is prefilled by the model's own forward (left-padded, 2D attention mask, the
+positions generate() would give), then every decode step is the captured one:
+  mask the keys that are padding or not yet written -> forward one token per row ->
+  argmax -> feed it back, advance the positions, record it.
+Everything a step changes lives in fixed tensors updated in place, so the graph needs no
+inputs; the host looks at the stop flags only every `check_every` steps.
+
+Rows are independent (each attends to its own cache rows), so a row's tokens do not depend on
+its neighbours; a finished row keeps decoding until the batch stops and its tail is cut, as
+generate() does. Without CUDA the same loop runs eagerly (how CPU tests check it).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+
+import torch
+
+# Layer types whose decode step needs only (a) the 4D mask over the static cache, or (b) no mask.
+ATTENTION_TYPES = {"full_attention"}
+UNMASKED_TYPES = {"linear_attention", "conv", "mamba", "moe", "mlp"}
+MASK_IMPLEMENTATIONS = {"sdpa", "eager"}
+
+
+def unsupported_reason(model) -> str | None:
+    """Why this model cannot decode through `GraphDecoder`, or None when it can."""
+    implementation = getattr(model.config, "_attn_implementation", None) or "eager"
+    if implementation not in MASK_IMPLEMENTATIONS:
+        return f"attention implementation {implementation!r} takes no 4D mask (use sdpa or eager)"
+    kinds = set(_layer_types(model.config))
+    unknown = kinds - ATTENTION_TYPES - UNMASKED_TYPES
+    if unknown:
+        return f"layer types {sorted(unknown)} need masks of their own (sliding or chunked attention)"
+    return None
+
+
+def _layer_types(config) -> list[str]:
+    text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+    return list(getattr(text, "layer_types", None) or ["full_attention"])
+
+
+class GraphDecoder:
+    """A static cache of `batch_size` x `cache_len` positions and its captured decode step."""
+
+    def __init__(self, model, *, batch_size: int, cache_len: int, max_new_tokens: int,
+                 stop_ids: Sequence[int], check_every: int = 16):
+        from transformers import StaticCache
+
+        reason = unsupported_reason(model)
+        if reason:
+            raise ValueError(f"graph decoding: {reason}; set eval.cache to dynamic or static")
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.batch_size, self.cache_len, self.max_new_tokens = batch_size, cache_len, max_new_tokens
+        self.check_every = check_every
+        self.capture = self.device.type == "cuda"
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.cache = StaticCache(config=model.config, max_cache_len=cache_len)
+        self.mask_kinds = sorted(set(_layer_types(model.config)))
+        self.additive = (getattr(model.config, "_attn_implementation", None) or "eager") == "eager"
+        dtype = next(model.parameters()).dtype
+        self.masked_value = torch.finfo(dtype).min
+        on = {"device": self.device}
+        self.stops = torch.tensor(list(stop_ids), dtype=torch.long, **on)
+        self.key_index = torch.arange(cache_len, **on)
+        # The step's state: every tensor the graph reads or writes, updated in place.
+        self.tokens = torch.zeros((batch_size, 1), dtype=torch.long, **on)
+        self.positions = torch.zeros((batch_size, 1), dtype=torch.long, **on)
+        self.write_at = torch.zeros((), dtype=torch.long, **on)  # the cache slot this step's token fills
+        self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # not padding
+        self.generated = torch.zeros((batch_size, max_new_tokens), dtype=torch.long, **on)
+        self.column = torch.zeros((), dtype=torch.long, **on)  # where in `generated` this step writes
+        self.done = torch.zeros((batch_size,), dtype=torch.bool, **on)
+
+    def _masks(self):
+        visible = self.key_ok & (self.key_index <= self.write_at)
+        mask = visible[:, None, None, :]
+        if self.additive:
+            mask = torch.zeros(mask.shape, dtype=next(self.model.parameters()).dtype, device=self.device).masked_fill(
+                ~mask, self.masked_value)
+        if self.mask_kinds == ["full_attention"]:
+            return mask
+        return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in self.mask_kinds}
+
+    def _step(self) -> None:
+        """One decode step, written so that it can be captured: no host reads, no new shapes."""
+        out = self.model(input_ids=self.tokens, position_ids=self.positions, attention_mask=self._masks(),
+                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        chosen = out.logits[:, -1].float().argmax(-1)
+        self.tokens.copy_(chosen[:, None])
+        self.positions.add_(1)
+        self.write_at.add_(1)
+        self.generated.index_copy_(1, self.column.reshape(1), chosen[:, None])
+        self.column.add_(1)
+        self.done.logical_or_(torch.isin(chosen, self.stops))
+
+    def _prefill(self, ids: torch.Tensor, mask: torch.Tensor) -> None:
+        """The model's own forward over the left-padded prompts; leaves the first new token in place."""
+        self.cache.reset()
+        width = ids.shape[1]
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        chosen = out.logits[:, -1].float().argmax(-1)
+        self.tokens.copy_(chosen[:, None])
+        self.positions.copy_(positions[:, -1:] + 1)
+        self.write_at.fill_(width)
+        self.key_ok.fill_(True)
+        self.key_ok[:, :width] = mask.bool()
+        self.generated.zero_()
+        self.generated[:, 0] = chosen
+        self.column.fill_(1)
+        self.done.copy_(torch.isin(chosen, self.stops))
+
+    def _advance(self) -> None:
+        """Run one decode step: eagerly without CUDA; on a GPU, the first call warms the kernels
+        (and autotuners) up with an eager step and captures the graph, every later call replays it."""
+        if not self.capture:
+            self._step()
+            return
+        if self.graph is None:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                self._step()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(graph):  # records a step without running it: the state stays as it was
+                    self._step()
+            except RuntimeError as err:  # a host read or a CPU tensor inside the model's step
+                self.capture = False
+                frames = traceback.extract_tb(err.__traceback__)
+                frame = next((f for f in reversed(frames) if "/torch/" not in f.filename), frames[-1])
+                print(f"graph decoding: capture failed at {frame.filename}:{frame.lineno} ({frame.name}): "
+                      f"{str(err).splitlines()[0]}; decoding eagerly on the static cache instead",
+                      file=sys.stderr, flush=True)
+                return
+            self.graph = graph
+            return
+        self.graph.replay()
+
+    @torch.inference_mode()
+    def decode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """New token ids (rows x steps, cut at the last step run) for one left-padded batch."""
+        rows, width = ids.shape
+        if rows > self.batch_size or width + self.max_new_tokens > self.cache_len:
+            raise ValueError(f"batch {rows} x {width} does not fit the decoder's {self.batch_size} x "
+                             f"{self.cache_len - self.max_new_tokens} prompt positions")
+        if rows < self.batch_size:  # fill the fixed batch with copies of the last row, dropped below
+            fill = self.batch_size - rows
+            ids = torch.cat([ids, ids[-1:].expand(fill, -1)])
+            mask = torch.cat([mask, mask[-1:].expand(fill, -1)])
+        self._prefill(ids.to(self.device), mask.to(self.device))
+        steps = 1
+        while steps < self.max_new_tokens:
+            self._advance()
+            steps += 1
+            if steps % self.check_every == 0 and bool(self.done[:rows].all()):
+                break
+        return self.generated[:rows, :steps].cpu()
