@@ -54,7 +54,7 @@ def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id
     base.eos_token_id = list(stop_ids)
     base.pad_token_id = pad_id
     base.stop_strings = None
-    base.cache_implementation = "static" if cache != "dynamic" else None
+    base.cache_implementation = "static" if cache == "static" else None  # graph decodes without generate()
     return base
 
 
@@ -66,12 +66,17 @@ def cut_at_stop(new_tokens: Sequence[int], stop_ids: Sequence[int]) -> Generatio
     return Generation(tuple(new_tokens), "length")
 
 
+def padded_width(longest: int, bucket: int = 1) -> int:
+    """`longest` rounded up to a multiple of `bucket`."""
+    return -(-longest // max(1, bucket)) * max(1, bucket)
+
+
 def left_padded(prompts: Sequence[Sequence[int]], pad_id: int, bucket: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """(input_ids, attention_mask) of token-id prompts padded on the left to the longest, rounded up
     to a multiple of `bucket`."""
     if min(len(p) for p in prompts) == 0:
         raise ValueError("empty prompt")
-    width = -(-max(len(p) for p in prompts) // max(1, bucket)) * max(1, bucket)
+    width = padded_width(max(len(p) for p in prompts), bucket)
     ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(prompts), width), dtype=torch.long)
     for row, prompt in enumerate(prompts):
@@ -108,7 +113,7 @@ def generate_greedy(
     if cache == "graph":
         from .graph_decoding import GraphDecoder
 
-        widest = left_padded([prompts[order[0]]], pad_id, bucket)[0].shape[1]
+        widest = padded_width(len(prompts[order[0]]), bucket)
         decoder = GraphDecoder(model, batch_size=min(batch_size, len(prompts)), cache_len=widest + max_new_tokens,
                                max_new_tokens=max_new_tokens, stop_ids=stop_ids)
     results: list[Generation | None] = [None] * len(prompts)

@@ -35,9 +35,13 @@ UNMASKED_TYPES = {"linear_attention", "conv", "mamba", "moe", "mlp"}
 MASK_IMPLEMENTATIONS = {"sdpa", "eager"}
 
 
+def _attention_implementation(config) -> str:
+    return getattr(config, "_attn_implementation", None) or "eager"
+
+
 def unsupported_reason(model) -> str | None:
     """Why this model cannot decode through `GraphDecoder`, or None when it can."""
-    implementation = getattr(model.config, "_attn_implementation", None) or "eager"
+    implementation = _attention_implementation(model.config)
     if implementation not in MASK_IMPLEMENTATIONS:
         return f"attention implementation {implementation!r} takes no 4D mask (use sdpa or eager)"
     kinds = set(_layer_types(model.config))
@@ -70,9 +74,8 @@ class GraphDecoder:
         self.graph: torch.cuda.CUDAGraph | None = None
         self.cache = StaticCache(config=model.config, max_cache_len=cache_len)
         self.mask_kinds = sorted(set(_layer_types(model.config)))
-        self.additive = (getattr(model.config, "_attn_implementation", None) or "eager") == "eager"
-        dtype = next(model.parameters()).dtype
-        self.masked_value = torch.finfo(dtype).min
+        self.additive = _attention_implementation(model.config) == "eager"  # eager adds the mask to its scores
+        self.dtype = next(model.parameters()).dtype
         on = {"device": self.device}
         self.stops = torch.tensor(list(stop_ids), dtype=torch.long, **on)
         self.key_index = torch.arange(cache_len, **on)
@@ -87,10 +90,10 @@ class GraphDecoder:
 
     def _masks(self):
         visible = self.key_ok & (self.key_index <= self.write_at)
-        mask = visible[:, None, None, :]
         if self.additive:
-            mask = torch.zeros(mask.shape, dtype=next(self.model.parameters()).dtype, device=self.device).masked_fill(
-                ~mask, self.masked_value)
+            visible = torch.zeros(visible.shape, dtype=self.dtype, device=self.device).masked_fill_(
+                ~visible, torch.finfo(self.dtype).min)
+        mask = visible[:, None, None, :]
         if self.mask_kinds == ["full_attention"]:
             return mask
         return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in self.mask_kinds}
