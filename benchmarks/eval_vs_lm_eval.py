@@ -13,7 +13,8 @@ or text out, after a warm-up on a few items:
 - log-likelihood: (context, continuation) pairs built as the margin benchmark builds them (the
   prompt rendered with the checkpoint's chat template and system prompt, the continuation the
   rendered assistant turn), alternating the sample's general-mix turns (short answers) and arena
-  battles (long answers). Ours: `encode_pair` + `loglikelihood`; lm-eval: `HFLM.loglikelihood`.
+  battles (long answers). Ours: `encode_pairs` + `loglikelihood` (or `packed_loglikelihood`); lm-eval:
+  `HFLM.loglikelihood`.
 - greedy generation: the same conversations' rendered prompts, at most --max-new-tokens new
   tokens, stopping at end of turn. Ours: encode + `generate_greedy` + decode, as the generative
   runners do; lm-eval: `HFLM.generate_until` with `until` = the stop tokens' text.
@@ -56,7 +57,8 @@ from eval import DTYPES, add_run_arguments, row, timed, top2_gap  # noqa: E402  
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
-from lineage.evaluation.scoring import encode_pair, loglikelihood  # noqa: E402
+from lineage.evaluation.packed_scoring import packed_loglikelihood  # noqa: E402
+from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood  # noqa: E402
 from lineage.evaluation.tasks import completion_text  # noqa: E402
 from lineage.io import read_jsonl  # noqa: E402
 from lineage.modeling import SHAPES  # noqa: E402
@@ -119,14 +121,18 @@ class Ours:
     """Our evaluation code as the margin and generative runners call it: text in, scores or text out."""
 
     def __init__(self, model, chat: ChatRenderer, batch_size: int, max_new_tokens: int, cache: str = "dynamic",
-                 bucket: int = 1):
+                 bucket: int = 1, pack_tokens: int = 0):
         self.model, self.chat, self.batch_size, self.max_new_tokens = model, chat, batch_size, max_new_tokens
-        self.cache, self.bucket = cache, bucket
+        self.cache, self.bucket, self.pack_tokens = cache, bucket, pack_tokens
         self.last_generations = []
 
     def loglikelihood(self, pairs):
-        requests = [encode_pair(self.chat.encode, c, k)[:2] for c, k in pairs]
-        scores = loglikelihood(self.model, requests, batch_size=self.batch_size, pad_id=self.chat.pad_token_id())
+        requests = [(c, k) for c, k, _ in encode_pairs(self.chat.encode_batch, pairs)]
+        if self.pack_tokens:
+            scores = packed_loglikelihood(self.model, requests, pack_tokens=self.pack_tokens,
+                                          pad_id=self.chat.pad_token_id())
+        else:
+            scores = loglikelihood(self.model, requests, batch_size=self.batch_size, pad_id=self.chat.pad_token_id())
         return [(s.logprob, s.is_greedy) for s in scores]
 
     def generate(self, prompts):
@@ -176,7 +182,8 @@ class LmEval:
 
 def same_token_ids(chat: ChatRenderer, theirs: LmEval, pairs, prompts) -> tuple[int, int]:
     """(pairs, prompts) that lm-eval's own encoding turns into exactly our token ids."""
-    same_pairs = sum(list(encode_pair(chat.encode, c, k)[:2]) == list(theirs.lm._encode_pair(c, k)) for c, k in pairs)
+    ours = encode_pairs(chat.encode_batch, pairs)  # as the timed path encodes them
+    same_pairs = sum([c, k] == [list(t) for t in theirs.lm._encode_pair(*pair)] for (c, k, _), pair in zip(ours, pairs))
     return same_pairs, sum(chat.encode(p) == theirs.lm.tok_encode(p) for p in prompts)
 
 
@@ -238,12 +245,15 @@ def parse_args(argv=None):
                              "decode step), graph (our static cache, the decode step replayed as a CUDA graph)")
     parser.add_argument("--static", action="store_const", const="static", dest="caches",
                         help="same as --caches static")
+    parser.add_argument("--pack-tokens", type=int, default=0,
+                        help="also time our packed log-likelihood (sequences of at most this many tokens, no padding)")
     parser.add_argument("--bucket", type=int, default=64, help="prompt padding multiple of the static-cache runs")
     parser.add_argument("--reference-dtype", choices=sorted(DTYPES),
                         help="also generate with a copy of the model in this dtype (graph cache on a GPU) and count, "
                              "for every implementation, the texts identical to it (how far bf16 rounding moves each)")
-    parser.add_argument("--profile", action="store_true",
-                        help="print torch.profiler's top operators of one pass of our log-likelihood and generation")
+    parser.add_argument("--profile", nargs="?", const="all", choices=["all", "scoring"],
+                        help="print torch.profiler's top operators of one pass of each of our phases (scoring: "
+                             "the log-likelihood passes only)")
     parser.add_argument("--warmup-items", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -285,6 +295,10 @@ def main(argv=None) -> int:
     generating = f"greedy generation, {len(prompts)} prompts, up to {args.max_new_tokens} new tokens"
     theirs_ll, t_theirs_ll = run(f"{scored}: lm-eval", lambda: theirs.loglikelihood(pairs))
     ours_ll, t_ours_ll = run(f"{scored}: ours", lambda: ours.loglikelihood(pairs))
+    packed = Ours(model, chat, args.batch_size, args.max_new_tokens, pack_tokens=args.pack_tokens)
+    if args.pack_tokens:
+        packed.loglikelihood(pairs[: args.warmup_items])
+        packed_ll, t_packed_ll = run(f"{scored}: ours, packed {args.pack_tokens}", lambda: packed.loglikelihood(pairs))
     theirs_text, t_theirs_gen = run(f"{generating}: lm-eval", lambda: theirs.generate(prompts))
     ours_text, t_ours_gen = run(f"{generating}: ours", lambda: ours.generate(prompts))
     generations = ours.last_generations
@@ -306,16 +320,26 @@ def main(argv=None) -> int:
         reference, seconds = timed(lambda: Ours(ref_model, chat, args.batch_size, args.max_new_tokens,
                                                 cache=ref_cache, bucket=args.bucket).generate(prompts), args.device)
         progress(f"{generating}: reference in {args.reference_dtype} ({ref_cache} cache): {seconds:.2f} s")
+        reference_ll = Ours(ref_model, chat, args.batch_size, args.max_new_tokens).loglikelihood(pairs)
         del ref_model
     if args.profile:
-        profile(args.device, {"log-likelihood": lambda: ours.loglikelihood(pairs),
-                              "generation": lambda: ours.generate(prompts),
-                              **{f"generation, {c} cache": (lambda c=c: Ours(model, chat, args.batch_size,
-                                 args.max_new_tokens, cache=c, bucket=args.bucket).generate(prompts)) for c in extra}})
+        phases = {"log-likelihood": lambda: ours.loglikelihood(pairs)}
+        if args.pack_tokens:
+            phases["log-likelihood, packed"] = lambda: packed.loglikelihood(pairs)
+        if args.profile == "all":
+            phases["generation"] = lambda: ours.generate(prompts)
+            for c in extra:
+                phases[f"generation, {c} cache"] = lambda c=c: Ours(
+                    model, chat, args.batch_size, args.max_new_tokens, cache=c, bucket=args.bucket).generate(prompts)
+        profile(args.device, phases)
 
-    per_item = [abs(a[0] - b[0]) for a, b in zip(ours_ll, theirs_ll)]
-    per_token = max(d / n for d, n in zip(per_item, cont_lens))
-    greedy_agree = sum(a[1] == b[1] for a, b in zip(ours_ll, theirs_ll))
+    def agreement(mine):
+        """(max |Δ summed log-prob|, max per scored token, is_greedy agreements) against lm-eval."""
+        per_item = [abs(a[0] - b[0]) for a, b in zip(mine, theirs_ll)]
+        return max(per_item), max(d / n for d, n in zip(per_item, cont_lens)), sum(
+            a[1] == b[1] for a, b in zip(mine, theirs_ll))
+
+    max_item, per_token, greedy_agree = agreement(ours_ll)
     gen_tokens = sum(len(g.token_ids) for g in generations)
     stopped = sum(g.finish_reason == "stop" for g in generations)
     mismatched = [i for i, (a, b) in enumerate(zip(ours_text, theirs_text)) if a != b]
@@ -336,9 +360,13 @@ def main(argv=None) -> int:
         f"pairs and {same_prompts} of {len(prompts)} prompts"
     )
     print(
-        f"scores: max |Δ summed log-prob| {max(per_item):.1e}, per scored token {per_token:.1e}; is_greedy "
+        f"scores: max |Δ summed log-prob| {max_item:.1e}, per scored token {per_token:.1e}; is_greedy "
         f"agrees for {greedy_agree} of {len(pairs)} ({sum(b[1] for b in theirs_ll)} greedy per lm-eval)"
     )
+    if args.pack_tokens:
+        p_item, p_token, p_greedy = agreement(packed_ll)
+        print(f"packed scores: max |Δ summed log-prob| {p_item:.1e}, per scored token {p_token:.1e} against lm-eval; "
+              f"is_greedy agrees for {p_greedy} of {len(pairs)}")
     print(
         f"generation: text identical for {len(prompts) - len(mismatched)} of {len(prompts)} prompts; "
         f"{gen_tokens} new tokens, {stopped} prompts stopped at end of turn, the rest at {args.max_new_tokens}"
@@ -355,6 +383,9 @@ def main(argv=None) -> int:
     batch = f"batch {args.batch_size}"
     print(row("log-likelihood", f"lm-eval HFLM ({batch})", len(pairs), score_tokens, t_theirs_ll))
     print(row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
+    if args.pack_tokens:
+        print(row("log-likelihood", f"ours, packed {args.pack_tokens}", len(pairs), score_tokens, t_packed_ll,
+                  t_theirs_ll))
     print(row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen))
     print(row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
     for cache, passes in extra.items():
@@ -370,6 +401,13 @@ def main(argv=None) -> int:
         sides = {"lm-eval HFLM": theirs_text, "ours": ours_text, **{f"ours, {c} cache": p[-1][0] for c, p in extra.items()}}
         print(f"against the same model in {args.reference_dtype} ({len(prompts)} prompts): " + "; ".join(
             f"{name} identical for {sum(a == b for a, b in zip(texts, reference))}" for name, texts in sides.items()))
+        scorers = {"lm-eval HFLM": theirs_ll, "ours": ours_ll}
+        if args.pack_tokens:
+            scorers["ours, packed"] = packed_ll
+        print(f"log-likelihood against the same model in {args.reference_dtype}, |Δ| per scored token (mean, max): "
+              + "; ".join(f"{name} {statistics.fmean(d):.1e}, {max(d):.1e}" for name, d in (
+                  (name, [abs(a[0] - b[0]) / n for a, b, n in zip(lls, reference_ll, cont_lens)])
+                  for name, lls in scorers.items())))
     for cache, passes in extra.items():
         texts = passes[-1][0]
         print(f"{cache} cache: text identical to our dynamic-cache run for "
@@ -400,9 +438,11 @@ def main(argv=None) -> int:
                         "ours_s": t_ours_ll,
                         "lm_eval_s": t_theirs_ll,
                         "speedup": t_theirs_ll / t_ours_ll,
-                        "max_abs_diff": max(per_item),
+                        "max_abs_diff": max_item,
                         "max_abs_diff_per_token": per_token,
                         "is_greedy_agree": greedy_agree,
+                        **({"packed_s": t_packed_ll, "packed_speedup": t_theirs_ll / t_packed_ll,
+                            "packed_max_abs_diff_per_token": agreement(packed_ll)[1]} if args.pack_tokens else {}),
                     },
                     "generation": {
                         "new_tokens": gen_tokens,
@@ -428,6 +468,10 @@ def main(argv=None) -> int:
     assert per_token <= PER_TOKEN_TOLERANCE, f"our scores differ from lm-eval's by {per_token:.2e} per token"
     assert greedy_agree == len(pairs), f"is_greedy differs for {len(pairs) - greedy_agree} items"
     assert not unexplained, f"our generations differ from lm-eval's for items {unexplained[:10]}"
+    if args.pack_tokens:
+        _, p_token, p_greedy = agreement(packed_ll)
+        assert p_token <= PER_TOKEN_TOLERANCE, f"packed scores differ from lm-eval's by {p_token:.2e} per token"
+        assert p_greedy == len(pairs), f"packed is_greedy differs for {len(pairs) - p_greedy} items"
     print(
         f"same scores: within {PER_TOKEN_TOLERANCE:g} per scored token, is_greedy equal, generated text equal"
         f"{' (or diverging at a near-tie, listed above)' if ties else ''}"

@@ -104,6 +104,11 @@ def test_eval_parts_follow_the_registry_and_a_part_job_carries_only_its_own_sett
     flags = per_part.flags([mmlu_b])
     assert "--sizes mmlu=40,40" in flags and "--parts mmlu_B" in flags and "max-new-tokens" not in flags
     assert "gsm8k" not in flags and "--max-new-tokens 48" in per_part.flags(per_part.job_parts("gsm8k_A"))
+    # the packing budget reaches the scoring parts only: generated text does not depend on it
+    packed = lineage(with_(scales__embedded__eval__group_by="part", scales__embedded__eval__pack_tokens=4096)).eval
+    assert "--pack-tokens 4096" in packed.flags(packed.job_parts("margin_A"))
+    assert "--pack-tokens 4096" in packed.flags(packed.job_parts("mmlu_B"))
+    assert "pack-tokens" not in packed.flags(packed.job_parts("gsm8k_A"))
 
 
 @pytest.mark.parametrize(

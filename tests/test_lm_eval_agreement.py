@@ -19,7 +19,8 @@ from _ifeval_cases import CASES, LOOSE_ONLY, item
 from lineage.checkpoint import load_model
 from lineage.evaluation import ifeval, metrics
 from lineage.evaluation.prompts import LETTERS, MMLU_DESCRIPTION, ChatRenderer, mmlu_messages
-from lineage.evaluation.scoring import encode_pair, loglikelihood
+from lineage.evaluation.packed_scoring import packed_loglikelihood
+from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood
 from lineage.evaluation.tasks import RunOptions, completion_text, run_mmlu
 
 ifeval.registry()  # points NLTK at the installed Punkt model before lm-eval's ifeval modules load
@@ -183,8 +184,18 @@ def test_battle_margin_loglikelihood_matches_hflm(pico, hflm):
     ]
     pairs = [completion_text(chat, m, answer) for m, chosen, rejected in battles for answer in (chosen, rejected)]
     ref = _hflm_loglikelihood(hflm, pairs)
-    ours = loglikelihood(
-        model, [encode_pair(chat.encode, p, c)[:2] for p, c in pairs], batch_size=4, pad_id=chat.pad_token_id()
-    )
-    assert [s.logprob for s in ours] == pytest.approx([ll for ll, _ in ref], abs=1e-4)
-    assert [s.is_greedy for s in ours] == [g for _, g in ref]
+    requests = [encode_pair(chat.encode, p, c)[:2] for p, c in pairs]
+    assert [(c, k) for c, k, _ in encode_pairs(chat.encode_batch, pairs)] == requests
+    assert requests == [tuple(map(list, hflm._encode_pair(p, c))) for p, c in pairs]
+    padded = loglikelihood(model, requests, batch_size=4, pad_id=chat.pad_token_id())
+    packed = packed_loglikelihood(model, requests, pack_tokens=256, pad_id=chat.pad_token_id())
+    for ours in (padded, packed):
+        assert [s.logprob for s in ours] == pytest.approx([ll for ll, _ in ref], abs=1e-4)
+        assert [s.is_greedy for s in ours] == [g for _, g in ref]
+
+
+def test_batched_encoding_moves_trailing_whitespace_as_lm_eval_does(pico, hflm):
+    chat, _ = pico
+    pairs = [("Answer: ", "Paris"), ("Q?\n\n", "A."), ("plain", " tail"), ("x \t", "\ny")]
+    assert [(c, k) for c, k, _ in encode_pairs(chat.encode_batch, pairs)] == [
+        tuple(map(list, hflm._encode_pair(c, k))) for c, k in pairs]

@@ -189,6 +189,9 @@ def test_editing_a_script_that_no_job_runs_plans_nothing(built):
         ("eval sizes", "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
          {f"evaluate:{run}" for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4",
                                         "sftwF", "soup24", "soupF2")}),  # base, sftw4: parents the table compares
+        ("the packed scoring budget", "scales:\n  embedded:\n    eval:\n      pack_tokens: 4096\n",
+         {f"evaluate:{run}" for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4",
+                                        "sftwF", "soup24", "soupF2")}),  # one job per run scores and generates
         ("a dataset option", "datasets:\n  winners: {repeat: 2}\n", {"winner_rows:winners"}),
         ("a training recipe value", "runs:\n  sftw2:\n    lr: 6.0e-6\n", {"sftw2"}),
         ("a shared recipe value", "recipe:\n  optimizer:\n    eps: 1.0e-7\n",

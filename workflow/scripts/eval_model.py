@@ -27,6 +27,7 @@ import torch
 
 from lineage.checkpoint import load_model, read_lineage
 from lineage.evaluation.items import item_id, load_items, select_items
+from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.registry import BENCHMARKS
 from lineage.evaluation.generation import CACHES
@@ -75,6 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-batch-tokens", type=int, default=65536,
                         help="log-likelihood batches hold at most this many padded tokens (0: no limit)")
+    parser.add_argument("--pack-tokens", type=int, default=0,
+                        help="score log-likelihoods on packed sequences of at most this many tokens, no padding "
+                             "(0: padded batches)")
     parser.add_argument("--max-new-tokens", type=int, help=f"generation length (defaults {DEFAULT_MAX_NEW_TOKENS})")
     parser.add_argument("--cache", default="dynamic", choices=CACHES,
                         help="generation's KV cache: static compiles the decode step, graph replays it as a CUDA graph")
@@ -84,6 +88,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
+    if args.pack_tokens < 0:
+        parser.error("--pack-tokens must be 0 (padded batches) or a positive token budget")
     return args
 
 
@@ -127,7 +133,8 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
     bench = BENCHMARKS[part.benchmark]
     max_new_tokens = (args.max_new_tokens or DEFAULT_MAX_NEW_TOKENS.get(bench.name)) if bench.generates else None
     opts = RunOptions(batch_size=args.batch_size, max_new_tokens=max_new_tokens,
-                      max_batch_tokens=args.max_batch_tokens or None, cache=args.cache, bucket=args.bucket)
+                      max_batch_tokens=args.max_batch_tokens or None, pack_tokens=args.pack_tokens or None,
+                      cache=args.cache, bucket=args.bucket)
     start = time.perf_counter()
     extras, records, n_tokens = RUNNERS[bench.name](model, chat, selected, opts)
     wall = time.perf_counter() - start
@@ -144,6 +151,8 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
         "part_sizes": part.sizes or None,
         "batch_size": args.batch_size,
         "max_batch_tokens": args.max_batch_tokens or None,
+        "scoring": None if bench.generates else ("packed" if args.pack_tokens else "padded"),
+        "pack_tokens": None if bench.generates else args.pack_tokens or None,
         "max_new_tokens": max_new_tokens,
         "cache": args.cache if bench.generates else None,
         "bucket": args.bucket if bench.generates else None,
@@ -172,6 +181,9 @@ def main(argv=None) -> int:
     model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
     chat, lineage = ChatRenderer(args.model), read_lineage(args.model)
     print(f"loaded {args.model} in {time.perf_counter() - started:.1f}s; {len(parts)} parts", flush=True)
+    if args.pack_tokens and (reason := unpackable_reason(model)):
+        print(f"--pack-tokens {args.pack_tokens}: scoring padded instead ({reason})", flush=True)
+        args.pack_tokens = 0
     for number, (part, selected) in enumerate(zip(parts, selections, strict=True), start=1):
         print(f"[{number}/{len(parts)}] ", end="", flush=True)
         evaluate(args, part, selected, model, chat, lineage)

@@ -125,6 +125,7 @@ class EvalSettings:
     dtype: str
     batch_size: int
     max_batch_tokens: int
+    pack_tokens: int
     max_new_tokens: int
     cache: str
     bucket: int
@@ -136,7 +137,7 @@ class EvalSettings:
         options = {"device": self.device, "dtype": self.dtype, "batch_size": self.batch_size,
                    "max_batch_tokens": self.max_batch_tokens, "seed": self.seed}
         generation = {"max_new_tokens": self.max_new_tokens, "cache": self.cache, "bucket": self.bucket}
-        return options | (generation if benchmark.generates else {})
+        return options | (generation if benchmark.generates else {"pack_tokens": self.pack_tokens})
 
     def job_parts(self, part: str | None = None) -> list[EvalPart]:
         """The parts one evaluation job runs: all of a run's (group_by run), or the one named."""
@@ -458,8 +459,8 @@ def _eval_settings(spec: Mapping[str, Any], seed: int, paths: Paths) -> EvalSett
         parts += [EvalPart(bench.name, part, items, sizes) for part in bench.parts]
     return EvalSettings(group_by=spec["group_by"], device=spec["device"], dtype=spec["dtype"],
                         batch_size=spec["batch_size"], max_batch_tokens=spec["max_batch_tokens"],
-                        max_new_tokens=spec["max_new_tokens"], cache=spec["cache"], bucket=spec["bucket"],
-                        seed=seed, parts=tuple(parts))
+                        pack_tokens=spec["pack_tokens"], max_new_tokens=spec["max_new_tokens"], cache=spec["cache"],
+                        bucket=spec["bucket"], seed=seed, parts=tuple(parts))
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ Log-softmax is taken in float32 on the positions that predict the continuation o
 are accumulated in float64. When the model accepts `logits_to_keep`, only the tail of the
 sequence that holds those positions is projected onto the vocabulary.
 
+`packed_scoring.packed_loglikelihood` computes the same scores on packed sequences, without padding.
+
 `choice_logprobs` is the fast path for multiple choice with one-token answers (MMLU's
 letters): the prompt runs once and every candidate is read from the same last-position
 distribution. `naive_loglikelihood` is the one-request-at-a-time reference used by tests
@@ -45,14 +47,28 @@ def encode_pair(encode, context: str, continuation: str) -> tuple[list[int], lis
     (context ids, continuation ids, clean) where clean says the context's own tokenization is
     a prefix of the joint one (no token straddles the boundary).
     """
+    context, continuation = _move_trailing_whitespace(context, continuation)
+    return _split(list(encode(context + continuation)), list(encode(context)))
+
+
+def encode_pairs(encode_batch, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int], bool]]:
+    """`encode_pair` of every (context, continuation), the texts tokenized in two batched calls."""
+    moved = [_move_trailing_whitespace(context, continuation) for context, continuation in pairs]
+    wholes = encode_batch([context + continuation for context, continuation in moved])
+    contexts = encode_batch([context for context, _ in moved])
+    return [_split(list(whole), list(context)) for whole, context in zip(wholes, contexts)]
+
+
+def _move_trailing_whitespace(context: str, continuation: str) -> tuple[str, str]:
     if not context:
         raise ValueError("empty context: log-likelihood needs a prompt")
     n_spaces = len(context) - len(context.rstrip())
     if n_spaces:
-        continuation = context[-n_spaces:] + continuation
-        context = context[:-n_spaces]
-    whole = list(encode(context + continuation))
-    context_ids = list(encode(context))
+        return context[:-n_spaces], context[-n_spaces:] + continuation
+    return context, continuation
+
+
+def _split(whole: list[int], context_ids: list[int]) -> tuple[list[int], list[int], bool]:
     return whole[: len(context_ids)], whole[len(context_ids) :], whole[: len(context_ids)] == context_ids
 
 
@@ -82,6 +98,20 @@ def _truncate(context: list[int], continuation: list[int], max_length: int | Non
     if len(continuation) >= max_length:
         raise ValueError(f"continuation of {len(continuation)} tokens does not fit the model's {max_length} positions")
     return context[len(context) + len(continuation) - max_length :], continuation, True
+
+
+def prepare_requests(
+    requests: Sequence[tuple[Sequence[int], Sequence[int]]], max_length: int | None
+) -> list[tuple[list[int], list[int], bool]]:
+    """(context, continuation, truncated) per request, checked and cut to fit `max_length` positions."""
+    prepared = []
+    for i, (context, continuation) in enumerate(requests):
+        if not continuation:
+            raise ValueError(f"request {i}: empty continuation")
+        if not context:
+            raise ValueError(f"request {i}: empty context")
+        prepared.append(_truncate(list(context), list(continuation), max_length))
+    return prepared
 
 
 def batches(order: Sequence[int], lengths: Sequence[int], batch_size: int, max_tokens: int | None) -> list[list[int]]:
@@ -116,14 +146,7 @@ def loglikelihood(
 ) -> list[Score]:
     """Score every (context, continuation) request; results in request order."""
     device = _device(model)
-    max_length = max_length or model_max_length(model)
-    prepared = []
-    for i, (context, continuation) in enumerate(requests):
-        if not continuation:
-            raise ValueError(f"request {i}: empty continuation")
-        if not context:
-            raise ValueError(f"request {i}: empty context")
-        prepared.append(_truncate(list(context), list(continuation), max_length))
+    prepared = prepare_requests(requests, max_length or model_max_length(model))
     lengths = [len(c) + len(k) for c, k, _ in prepared]
     order = sorted(range(len(prepared)), key=lambda i: -lengths[i])
     results: list[Score | None] = [None] * len(prepared)

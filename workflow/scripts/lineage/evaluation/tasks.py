@@ -16,7 +16,8 @@ from lineage.evaluation import metrics
 from lineage.evaluation.generation import generate_greedy
 from lineage.evaluation.items import item_id
 from lineage.evaluation.prompts import LETTERS, ChatRenderer, gsm8k_messages, ifeval_messages, mmlu_messages
-from lineage.evaluation.scoring import choice_logprobs, encode_pair, loglikelihood
+from lineage.evaluation.packed_scoring import packed_loglikelihood
+from lineage.evaluation.scoring import Score, choice_logprobs, encode_pair, encode_pairs, loglikelihood
 
 DEFAULT_MAX_NEW_TOKENS = {"gsm8k": 512, "ifeval": 1280, "degen": 512}
 
@@ -26,8 +27,17 @@ class RunOptions:
     batch_size: int = 8
     max_new_tokens: int | None = None
     max_batch_tokens: int | None = None  # log-likelihood batches: rows x longest row
+    pack_tokens: int | None = None  # log-likelihood on packed sequences of this many tokens (None: padded)
     cache: str = "dynamic"  # generation's KV cache (lineage/evaluation/generation.py)
     bucket: int = 1  # generation prompts padded to a multiple of this
+
+
+def score_requests(model, requests, opts: RunOptions, pad_id: int) -> list[Score]:
+    """Log-likelihood of each (context, continuation): packed when opts.pack_tokens, else padded batches."""
+    if opts.pack_tokens:
+        return packed_loglikelihood(model, requests, pack_tokens=opts.pack_tokens, pad_id=pad_id)
+    return loglikelihood(model, requests, batch_size=opts.batch_size, pad_id=pad_id,
+                         max_batch_tokens=opts.max_batch_tokens)
 
 
 def mmlu_requests(chat: ChatRenderer, item: dict) -> tuple[str, list[tuple[list[int], list[int], bool]]]:
@@ -79,13 +89,7 @@ def run_mmlu(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOptions)
         for (index, _, _), lp in zip(members, got):
             logprobs[index] = lp
     if slow:
-        scores = loglikelihood(
-            model,
-            [req for _, reqs in slow for req in reqs],
-            batch_size=opts.batch_size,
-            pad_id=chat.pad_token_id(),
-            max_batch_tokens=opts.max_batch_tokens,
-        )
+        scores = score_requests(model, [req for _, reqs in slow for req in reqs], opts, chat.pad_token_id())
         for k, (index, _) in enumerate(slow):
             logprobs[index] = [s.logprob for s in scores[4 * k : 4 * k + 4]]
     records, correct = [], 0
@@ -232,17 +236,12 @@ def completion_text(chat: ChatRenderer, messages: list[dict], answer: str) -> tu
 
 def run_margin(model, chat: ChatRenderer, items: Sequence[dict], opts: RunOptions):
     """Share of held-out battles where the preferred answer has the higher summed (and per-token mean) log-prob."""
-    requests, prompts, boundary_merges = [], [], 0
-    for item in items:
-        for side in ("chosen", "rejected"):
-            prompt, completion = completion_text(chat, item["messages"], item[side])
-            context, continuation, clean = encode_pair(chat.encode, prompt, completion)
-            boundary_merges += not clean
-            requests.append((context, continuation))
-        prompts.append(prompt)
-    scores = loglikelihood(
-        model, requests, batch_size=opts.batch_size, pad_id=chat.pad_token_id(), max_batch_tokens=opts.max_batch_tokens
-    )
+    texts = [completion_text(chat, item["messages"], item[side]) for item in items for side in ("chosen", "rejected")]
+    encoded = encode_pairs(chat.encode_batch, texts)
+    requests = [(context, continuation) for context, continuation, _ in encoded]
+    boundary_merges = sum(not clean for _, _, clean in encoded)
+    prompts = [prompt for prompt, _ in texts[0::2]]
+    scores = score_requests(model, requests, opts, chat.pad_token_id())
     chosen, rejected = scores[0::2], scores[1::2]
     records = [
         {

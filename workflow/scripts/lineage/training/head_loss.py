@@ -103,7 +103,8 @@ def choose(fused_loss: str, chunk_tokens: int) -> str:
     return "chunked" if chunk_tokens else "logits"
 
 
-def _check_plain_head(model: torch.nn.Module) -> torch.nn.Module:
+def plain_head(model: torch.nn.Module) -> torch.nn.Module:
+    """The model's bias-free linear LM head, refused when the model transforms its logits after it."""
     config = model.config
     for name in _LOGIT_TRANSFORMS:
         value = getattr(config, name, None)
@@ -132,7 +133,7 @@ def attach(model: torch.nn.Module, implementation: str, chunk_tokens: int = 0) -
         raise HeadLossError(f"unknown head loss {implementation!r}; choose one of {', '.join(IMPLEMENTATIONS)}")
     if implementation == "chunked" and chunk_tokens <= 0:
         raise HeadLossError("the chunked head loss needs chunk_tokens > 0")
-    head = _check_plain_head(model)
+    head = plain_head(model)
     backbone = model.get_decoder()
     function = _FUNCTIONS[implementation]
 
