@@ -30,7 +30,8 @@ rule evaluate:
         run=one_of(L.in_lineage),
         part=one_of(PART_NAMES),
     conda:
-        "../envs/eval.yaml"
+        # on GPUs: + the Mamba-2 kernels (Nemotron-H's fast path and its packed scoring)
+        "../envs/eval-gpu.yaml" if L.eval.device == "cuda" else "../envs/eval.yaml"
     resources:
         **resources_of("eval"),
     params:

@@ -83,3 +83,22 @@ def test_unknown_parts_and_benchmarks_are_refused(setup):
     ):
         with pytest.raises(SystemExit, match=message):
             eval_model.main(["--model", str(ckpt), *argv, "--out-dir", str(root / "y")])
+
+
+@pytest.mark.parametrize("arch, scoring", [("llama", "packed"), ("nemotron_h", "padded")])
+def test_pack_tokens_scores_packed_where_the_model_allows_it(tmp_path, capsys, arch, scoring):
+    """Same margin scores either way; a model that cannot be packed here is scored padded, saying why."""
+    ckpt, items = make_checkpoint(tmp_path / "ckpt", run="sftw2", arch=arch), write_items(tmp_path / "items")
+    results = {}
+    for pack_tokens in ("0", "512"):
+        out = tmp_path / f"out{pack_tokens}"
+        argv = ["--model", str(ckpt), "--items", f"margin={items['margin']}", "--parts", "margin_A", *COMMON,
+                "--pack-tokens", pack_tokens, "--out-dir", str(out)]
+        assert eval_model.main(argv) == 0
+        results[pack_tokens] = json.loads((out / "margin_A.json").read_text())
+        records = [json.loads(line) for line in (out / "margin_A.records.jsonl").read_text().splitlines()]
+        results[pack_tokens]["logprobs"] = [r["chosen_logprob"] for r in records]
+    assert results["0"]["scoring"] == "padded" and results["512"]["scoring"] == scoring
+    assert results["512"]["logprobs"] == pytest.approx(results["0"]["logprobs"], abs=1e-4)
+    fallback = "--pack-tokens 512: scoring padded instead" in capsys.readouterr().out
+    assert fallback == (scoring == "padded")

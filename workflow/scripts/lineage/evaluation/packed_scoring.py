@@ -40,7 +40,6 @@ VARLEN_DTYPES = (torch.bfloat16, torch.float16)
 class Pack:
     """One packed sequence and where its scored positions are."""
 
-    members: list[int]  # request indices, in the order they sit in the sequence
     input_ids: torch.Tensor  # (1, length)
     position_ids: torch.Tensor  # (1, length), restarting per request; the padding tail is a row of its own
     cu_seq_lens: torch.Tensor  # (rows + 1,) int32: request boundaries (and the tail's)
@@ -85,7 +84,8 @@ def first_fit(lengths: Sequence[int], budget: int) -> list[list[int]]:
 
 
 def build_pack(members: list[int], prepared: Sequence[tuple[list[int], list[int], bool]], pad_id: int) -> Pack:
-    """The sequence of `members`' context + continuation tokens, padded to a multiple of PAD_MULTIPLE."""
+    """The context + continuation tokens of the requests `members`, in that order, padded to a multiple
+    of PAD_MULTIPLE."""
     used = sum(len(prepared[i][0]) + len(prepared[i][1]) for i in members)
     length = -(-used // PAD_MULTIPLE) * PAD_MULTIPLE
     tokens: list[int] = []
@@ -108,7 +108,6 @@ def build_pack(members: list[int], prepared: Sequence[tuple[list[int], list[int]
         positions += range(length - used)
         bounds.append(length)
     return Pack(
-        members=members,
         input_ids=torch.tensor([tokens]),
         position_ids=torch.tensor([positions]),
         cu_seq_lens=torch.tensor(bounds, dtype=torch.int32),
