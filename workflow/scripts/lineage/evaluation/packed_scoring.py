@@ -34,6 +34,7 @@ from lineage.training.packing import PackingError, boundary_inputs, seq_idx_from
 
 PAD_MULTIPLE = 128  # a pack's length is rounded up to this: fewer distinct shapes for the kernels
 VARLEN_DTYPES = (torch.bfloat16, torch.float16)
+REFUSAL = {"what": "packed scoring", "otherwise": "score padded (eval.pack_tokens: 0), which works everywhere"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def unpackable_reason(model) -> str | None:
     """Why `model` cannot be scored packed on its device (None when it can)."""
     device = next(model.parameters()).device
     try:
-        boundary_inputs(model.config.model_type, device)
+        boundary_inputs(model.config.model_type, device, **REFUSAL)
         plain_head(model)
         _check_varlen_dtype(model)
     except (PackingError, HeadLossError) as error:
@@ -154,7 +155,7 @@ def packed_loglikelihood(
     (`unpackable_reason` says so up front; the padded `scoring.loglikelihood` works everywhere).
     """
     device = next(model.parameters()).device
-    boundaries = boundary_inputs(model.config.model_type, device)
+    boundaries = boundary_inputs(model.config.model_type, device, **REFUSAL)
     head = plain_head(model)
     _check_varlen_dtype(model)
     backbone = model.get_decoder()

@@ -29,21 +29,25 @@ def missing_mamba_kernels() -> list[str]:
     return [dist for module, dist in MAMBA_KERNELS.items() if importlib.util.find_spec(module) is None]
 
 
-def boundary_inputs(model_type: str, device: torch.device) -> tuple[str, ...]:
-    """The packed micro-batch's inputs that this model's forward takes besides input_ids."""
+def boundary_inputs(model_type: str, device: torch.device, *, what: str = "--packing",
+                    otherwise: str = "drop --packing: padded training works everywhere") -> tuple[str, ...]:
+    """The packed micro-batch's inputs that this model's forward takes besides input_ids.
+
+    `what` names the packed use in a refusal and `otherwise` what the caller can do instead.
+    """
     if model_type in ATTENTION_ONLY_MODEL_TYPES:
         return ("position_ids",)
     if model_type not in MAMBA_MODEL_TYPES:
         known = ", ".join(sorted(ATTENTION_ONLY_MODEL_TYPES | MAMBA_MODEL_TYPES))
-        raise PackingError(f"--packing is not supported for {model_type!r} models (only {known}): nothing keeps "
-                           "packed rows apart in its layers; drop --packing")
+        raise PackingError(f"{what} is not supported for {model_type!r} models (only {known}): nothing keeps "
+                           f"packed rows apart in their layers; {otherwise}")
     missing = missing_mamba_kernels()
     if missing or device.type != "cuda":
         why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
         raise PackingError(
-            f"--packing {model_type!r} needs the Mamba-2 kernels, which keep packed rows apart in the convolution "
+            f"{what} of {model_type!r} models needs the Mamba-2 kernels, which keep packed rows apart in the convolution "
             f"and the scan ({why}): pip install causal-conv1d mamba-ssm on a CUDA machine (README, 'GPU clusters'), "
-            "or drop --packing: padded training works everywhere"
+            f"or {otherwise}"
         )
     return ("position_ids", "seq_idx")
 
