@@ -8,6 +8,7 @@ Run on a GPU machine as: python -m pytest tests/test_gpu_scoring.py
 
 from __future__ import annotations
 
+import importlib.util
 import random
 
 import pytest
@@ -21,7 +22,7 @@ from test_gpu_decoding import _model
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 ARCHS = ["llama", pytest.param("nemotron_h", marks=pytest.mark.skipif(
-    __import__("importlib").util.find_spec("mamba_ssm") is None, reason="needs the Mamba-2 kernels"))]
+    importlib.util.find_spec("mamba_ssm") is None, reason="needs the Mamba-2 kernels"))]
 
 
 def _requests(n, seed, vocab=300):

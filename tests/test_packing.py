@@ -151,6 +151,14 @@ def test_varlen_attention_is_refused_on_cpu(base, tmp_path, capsys):
     assert "varlen runs FlashAttention's CUDA kernel; on CPU use sdpa" in capsys.readouterr().err
 
 
+def test_varlen_attention_in_fp32_is_refused_before_any_step(base, tmp_path, capsys):
+    args = train_args(base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen",
+                      device="cuda", precision="fp32")
+    with pytest.raises(SystemExit):
+        run_in_process("train_sft", args)
+    assert "computes in bfloat16 or float16, not float32; train in bf16" in capsys.readouterr().err
+
+
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="FlashAttention's varlen kernel needs a CUDA GPU")
 
 

@@ -27,6 +27,7 @@ import argparse
 import sys
 import time
 
+import torch
 from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import load_bundle, tokenize_rows
@@ -63,6 +64,9 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
     args, recipe = parse_training_args(parser, SftRecipe, argv)
     if recipe.packed_attention == varlen_attention.NAME and args.device == "cpu":
         parser.error("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
+    if recipe.packed_attention == varlen_attention.NAME and recipe.precision == "fp32":
+        refusal = varlen_attention.dtype_refusal(torch.float32)
+        parser.error(f"--packed-attention varlen with --precision fp32: {refusal}; train in bf16 or pack with sdpa")
     return args, recipe
 
 

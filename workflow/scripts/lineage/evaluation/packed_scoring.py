@@ -33,7 +33,6 @@ from lineage.training.head_loss import HeadLossError, plain_head
 from lineage.training.packing import PackingError, boundary_inputs, seq_idx_from_cu_seq_lens
 
 PAD_MULTIPLE = 128  # a pack's length is rounded up to this: fewer distinct shapes for the kernels
-VARLEN_DTYPES = (torch.bfloat16, torch.float16)
 REFUSAL = {"what": "packed scoring", "otherwise": "score padded (eval.pack_tokens: 0), which works everywhere"}
 
 
@@ -49,23 +48,24 @@ class Pack:
     targets: torch.Tensor  # (n,) those next tokens
 
 
+def packing_inputs(model) -> tuple[tuple[str, ...], torch.nn.Module]:
+    """(the boundary inputs the model's forward takes, its LM head); PackingError or HeadLossError
+    when nothing keeps packed requests apart in this model on its device."""
+    parameter = next(model.parameters())
+    boundaries = boundary_inputs(model.config.model_type, parameter.device, **REFUSAL)
+    head = plain_head(model)
+    if parameter.is_cuda and (problem := varlen_attention.dtype_refusal(parameter.dtype)):
+        raise PackingError(f"packed scoring on CUDA: {problem}; evaluate in bfloat16 or score padded")
+    return boundaries, head
+
+
 def unpackable_reason(model) -> str | None:
     """Why `model` cannot be scored packed on its device (None when it can)."""
-    device = next(model.parameters()).device
     try:
-        boundary_inputs(model.config.model_type, device, **REFUSAL)
-        plain_head(model)
-        _check_varlen_dtype(model)
+        packing_inputs(model)
     except (PackingError, HeadLossError) as error:
         return str(error)
     return None
-
-
-def _check_varlen_dtype(model) -> None:
-    dtype = next(model.parameters()).dtype
-    if next(model.parameters()).is_cuda and dtype not in VARLEN_DTYPES:
-        raise PackingError(f"packed scoring on CUDA runs FlashAttention's varlen kernel, which takes bfloat16 or "
-                           f"float16, not {str(dtype).removeprefix('torch.')}: evaluate in bfloat16 or score padded")
 
 
 def first_fit(lengths: Sequence[int], budget: int) -> list[list[int]]:
@@ -155,9 +155,7 @@ def packed_loglikelihood(
     (`unpackable_reason` says so up front; the padded `scoring.loglikelihood` works everywhere).
     """
     device = next(model.parameters()).device
-    boundaries = boundary_inputs(model.config.model_type, device, **REFUSAL)
-    head = plain_head(model)
-    _check_varlen_dtype(model)
+    boundaries, head = packing_inputs(model)
     backbone = model.get_decoder()
     prepared = prepare_requests(requests, max_length or model_max_length(model))
     if not prepared:

@@ -45,9 +45,9 @@ def boundary_inputs(model_type: str, device: torch.device, *, what: str = "--pac
     if missing or device.type != "cuda":
         why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
         raise PackingError(
-            f"{what} of {model_type!r} models needs the Mamba-2 kernels, which keep packed rows apart in the convolution "
-            f"and the scan ({why}): pip install causal-conv1d mamba-ssm on a CUDA machine (README, 'GPU clusters'), "
-            f"or {otherwise}"
+            f"{what} of {model_type!r} models needs the Mamba-2 kernels, which keep packed rows apart in the "
+            f"convolution and the scan ({why}): pip install causal-conv1d mamba-ssm on a CUDA machine (README, "
+            f"'GPU clusters'), or {otherwise}"
         )
     return ("position_ids", "seq_idx")
 

@@ -17,6 +17,15 @@ import math
 import torch
 
 NAME = "varlen"
+DTYPES = (torch.bfloat16, torch.float16)  # the only dtypes FlashAttention computes in
+
+
+def dtype_refusal(dtype: torch.dtype) -> str | None:
+    """Why the varlen kernel cannot compute in `dtype` (None when it can)."""
+    if dtype in DTYPES:
+        return None
+    name = str(dtype).removeprefix("torch.")
+    return f"FlashAttention's varlen kernel computes in bfloat16 or float16, not {name}"
 
 
 @functools.cache  # looked up once, not in every attention layer of every micro-batch
@@ -36,6 +45,8 @@ def varlen_attention(module, query, key, value, attention_mask, scaling=None, dr
         raise ValueError(f"varlen attention takes one packed sequence per micro-batch, got a batch of {query.shape[0]}")
     if dropout:
         raise ValueError("varlen attention is for training without attention dropout")
+    if problem := dtype_refusal(query.dtype):
+        raise ValueError(f"{problem}: run the model in bf16 or use sdpa")
     cu_seq_lens, max_length = kwargs.get("cu_seq_lens_q"), kwargs.get("max_length_q")
     if cu_seq_lens is None or max_length is None:
         raise ValueError("varlen attention needs cu_seq_lens_q and max_length_q in the forward call (packed rows)")
