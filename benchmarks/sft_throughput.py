@@ -64,6 +64,8 @@ def parse_args(argv=None):
                         help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay as they are")
     parser.add_argument("--profile-steps", type=int, default=0, help="profile the last N steps (0 = no profile)")
     parser.add_argument("--profile-rows", type=int, default=20, help="ops listed in the profile table")
+    parser.add_argument("--profile-shapes", action="store_true",
+                        help="list ops per input shapes (which tensors the casts and copies move)")
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
     own, rest = parser.parse_known_args(argv)
@@ -82,43 +84,45 @@ def random_model(config, device: torch.device, seed: int, **options) -> torch.nn
         return AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
 
 
-def random_sharded_model(config, env, recipe, seed: int) -> torch.nn.Module:
+def random_sharded_model(config, env, recipe, seed: int, accumulate: str = "sharded") -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
     options = build_options(config, train_sft.attention_implementation(recipe), recipe.experts)
     model = random_model(config, env.device, seed, **options)
     if recipe.activation_checkpointing:
         enable_activation_checkpointing(model)
-    shard(model, env, recipe.precision, recipe.compile)
+    shard(model, env, recipe.precision, recipe.compile, accumulate=accumulate)
     model.train()
     if env.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(env.device)  # the unsharded draw is not the training peak
     return model
 
 
-def step_profiler(env, profiled_from: int, steps: int) -> torch.profiler.profile:
+def step_profiler(env, profiled_from: int, steps: int, shapes: bool = False) -> torch.profiler.profile:
     """Records 1-based steps profiled_from.. (`steps` of them) after one warm-up step; prof.step() at each start."""
     activities = [torch.profiler.ProfilerActivity.CPU]
     if env.device.type == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     schedule = torch.profiler.schedule(wait=profiled_from - 2, warmup=1, active=steps, repeat=1)
-    return torch.profiler.profile(activities=activities, schedule=schedule)
+    return torch.profiler.profile(activities=activities, schedule=schedule, record_shapes=shapes)
 
 
 def category(kernel: str) -> str:
     return next((name for name, pattern in CATEGORIES if re.search(pattern, kernel, re.I)), "other elementwise")
 
 
-def profile_tables(prof, steps: int, rows: int, wall_s: float) -> str:
+def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = False) -> str:
     """GPU time per profiled step by kernel category, then the ops that launched the most of it."""
-    events = prof.key_averages()
+    events = prof.key_averages(group_by_input_shape=shapes)
     on_gpu = any(e.self_device_time_total > 0 for e in events)
     attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
-    kernels = [e for e in events if on_gpu and e.device_type == torch.autograd.DeviceType.CUDA]
+    # kernels only: record_function ranges (the step, compiled graphs) also show on the GPU's timeline
+    kernels = [e for e in prof.events() if on_gpu and e.device_type == torch.autograd.DeviceType.CUDA
+               and not e.is_user_annotation]
     ops = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU and getattr(e, attr) > 0
            and not e.key.startswith("ProfilerStep")]
     by_category: dict[str, float] = {}
     for e in kernels:
-        by_category[category(e.key)] = by_category.get(category(e.key), 0.0) + e.self_device_time_total
+        by_category[category(e.name)] = by_category.get(category(e.name), 0.0) + e.device_time_total
     busy = sum(v for k, v in by_category.items() if not k.startswith("communication"))
     lines = [f"profile: {steps} steps on rank 0, {1e3 * wall_s / steps:,.0f} ms wall per step"]
     if on_gpu:
@@ -132,7 +136,8 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float) -> str:
     lines += ["", f"| op ({'self GPU' if on_gpu else 'self CPU'} time) | calls/step | ms/step | % |",
               "|---|---|---|---|"]
     for e in sorted(ops, key=lambda e: -getattr(e, attr))[:rows]:
-        lines.append(f"| {e.key[:70]} | {e.count / steps:,.0f} | {getattr(e, attr) / 1e3 / steps:,.1f} | "
+        name = f"{e.key[:70]} {e.input_shapes}"[:150] if shapes else e.key[:70]
+        lines.append(f"| {name} | {e.count / steps:,.0f} | {getattr(e, attr) / 1e3 / steps:,.1f} | "
                      f"{100 * getattr(e, attr) / total:.1f}% |")
     return "\n".join(lines)
 
@@ -158,20 +163,22 @@ def main(own, args, recipe) -> int:
         config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
         boundaries = boundary_inputs(config.model_type, env.device) if recipe.packing else ()
         step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(own.tokenizer))
-        model = random_sharded_model(config, env, recipe, own.init_seed)
+        model = random_sharded_model(config, env, recipe, own.init_seed, args.accumulate)
         loss_path = train_sft.attach_head_loss(model, recipe)
         params = count_params(model)
         tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {params.total:,} parameters "
                      f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
                      f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
                      f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
-                     f"experts {recipe.experts}, mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
+                     f"experts {recipe.experts}, accumulate {args.accumulate}, "
+                     f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
         optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
                                     eps=recipe.adam_eps)
         profiled_from = recipe.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
         if not env.is_main:
             own.profile_steps = 0
-        prof = step_profiler(env, profiled_from, own.profile_steps) if own.profile_steps else contextlib.nullcontext()
+        prof = (step_profiler(env, profiled_from, own.profile_steps, own.profile_shapes) if own.profile_steps
+                else contextlib.nullcontext())
 
         with prof:
             def data(step: int):
@@ -197,7 +204,7 @@ def main(own, args, recipe) -> int:
             print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}"), flush=True)
             if own.profile_steps:
                 wall = sum(r["step_time_s"] for r in rows if r["step"] >= profiled_from)
-                print(profile_tables(prof, own.profile_steps, own.profile_rows, wall), flush=True)
+                print(profile_tables(prof, own.profile_steps, own.profile_rows, wall, own.profile_shapes), flush=True)
                 if own.trace:
                     prof.export_chrome_trace(str(own.trace))
     finally:

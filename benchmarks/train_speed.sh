@@ -2,13 +2,15 @@
 # Training speed at the real vocabularies, side by side on ONE GPU, each part in one process tree:
 #   llama:    the Llama-3.2-1B shape (tied, vocabulary 128,256), the chat rows at max length 4,096, global batch
 #             128 rows: our trainer (packed, varlen attention, compiled blocks) with the head loss unfused, fused
-#             by liger-kernel and by cut-cross-entropy, against TRL's SFTTrainer (padding-free; SDPA and
-#             FlexAttention, each with and without its Liger option), all from the same random weights.
+#             by liger-kernel, by cut-cross-entropy and compiled (also with --accumulate unsharded), against
+#             TRL's SFTTrainer (padding-free; SDPA and FlexAttention, each with and without its Liger option),
+#             all from the same random weights.
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
-#             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows: transformers' PyTorch
-#             reference path (no Mamba kernels, padded, unfused loss) against the kernels padded, and the
-#             kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and eager (the
-#             last two profiled: where the step's GPU time goes).
+#             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows (512 where the name says):
+#             transformers' PyTorch reference path (no Mamba kernels, padded, unfused loss) against the kernels
+#             padded, and the kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and
+#             eager (profiled: where the step's GPU time goes), then compiled blocks, the compiled loss and one
+#             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch.
 # Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
 # and the table at the end compares each run's loss curve with the part's first run.
 #
@@ -16,7 +18,8 @@
 # cut-cross-entropy, trl, mamba-ssm and causal-conv1d importable; MAMBA_SITE is a directory holding the
 # two Mamba packages, put on PYTHONPATH only for the runs that use them):
 #   MAMBA_SITE=/tmp/mamba bash benchmarks/train_speed.sh llama|nemotron [OUT_DIR]
-# STEPS, RUNS (a subset of the part's run names) and RUN_TIMEOUT (s per run) may be set.
+# STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run) and EXTRA (flags added to each of our
+# runs, e.g. "--profile-steps 2 --profile-shapes") may be set.
 set -euo pipefail
 PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/train-speed}/$PART
@@ -37,7 +40,7 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
   [[ $kernels == on && -n ${MAMBA_SITE:-} ]] && path=$MAMBA_SITE:$path
   echo "== $name"
   PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 benchmarks/sft_throughput.py \
-    --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" 2>&1 | tee "$OUT/$name.log" \
+    --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
     | grep -E "^(model|summary|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
 trl() {  # name, then train_trl_sft.py flags
@@ -59,6 +62,8 @@ case $PART in
         b_ours_liger) ours $run off $llama --pack-tokens 32768 --fused-loss liger ;;
         c_ours_cce) ours $run off $llama --pack-tokens 32768 --fused-loss cce ;;
         d_ours_liger_64k) ours $run off $llama --pack-tokens 65536 --fused-loss liger ;;
+        h_ours_compiled_ce) ours $run off $llama --pack-tokens 32768 --fused-loss compiled ;;
+        i_ours_compiled_ce_unsharded) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded ;;
         e_trl_sdpa) trl $run --attn-implementation sdpa ;;
         f_trl_sdpa_liger) trl $run --attn-implementation sdpa --liger ;;
         g_trl_flex_liger) trl $run --attn-implementation flex_attention --liger ;;
@@ -76,6 +81,21 @@ case $PART in
         c_kernels_packed_fused) ours $run on $nemo $packed --steps 10 --profile-steps 2 ;;
         d_kernels_packed_fused_eager) ours $run on $nemo $packed --experts eager --steps 6 --profile-steps 2 \
           --timed-from 2 ;;
+        # the blocks compiled (Mamba-2 mixers eager): norms, casts, routing and expert combine fused
+        e_kernels_packed_fused_compiled) ours $run on $nemo $packed --compile --steps 10 --profile-steps 2 ;;
+        # the card's global batch (512 rows, ~200k tokens): the optimizer step and FSDP's copies per 4x the tokens
+        f_kernels_packed_fused_compiled_512) ours $run on $nemo $packed --compile --global-batch-rows 512 --steps 8 \
+          --profile-steps 2 ;;
+        g_kernels_packed_fused_512) ours $run on $nemo $packed --global-batch-rows 512 --steps 8 --profile-steps 2 ;;
+        # one all-gather and one gradient reduction per step instead of per micro-batch (--accumulate unsharded)
+        h_kernels_packed_fused_compiled_unsharded) ours $run on $nemo $packed --compile --accumulate unsharded \
+          --steps 10 --profile-steps 2 ;;
+        i_kernels_packed_fused_compiled_unsharded_512) ours $run on $nemo $packed --compile --accumulate unsharded \
+          --global-batch-rows 512 --steps 6 ;;
+        # the head's bf16 logits in one product, then a compiled cross-entropy on them (--fused-loss compiled)
+        j_kernels_packed_compiled_ce) ours $run on $nemo $packed --compile --fused-loss compiled --steps 10 ;;
+        k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;

@@ -76,13 +76,14 @@ for _name in L.runs_of("sft", "dpo"):
             lineage_extra=canonical(_run.lineage_extra),
             device=_run.device,
             sharding=_run.effective_sharding,
+            accumulate=_run.accumulate,
             save_every=untracked(_run.save_every),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
         shell:
             "{params.launch} {input.script} --run {params.run} --init {input.init:q} {params.data}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
-            " --sharding {params.sharding}"
+            " --sharding {params.sharding} --accumulate {params.accumulate}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
 

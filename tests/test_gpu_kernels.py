@@ -3,7 +3,9 @@
 - Nemotron-H packed through the Mamba-2 kernels with seq_idx: a row's logits and gradients do not
   move when the row before it changes (and do move without seq_idx: the check can fail), and the
   packed loss is the padded loss.
-- The fused head losses (liger-kernel, cut-cross-entropy): the unfused loss and gradients.
+- Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them): the eager loss and
+  gradients, in bf16 (the experts' grouped GEMMs compile in bf16 only).
+- The fused head losses (liger-kernel, cut-cross-entropy, the compiled one): the unfused loss and gradients.
 Run on a GPU machine as: python -m pytest tests/test_gpu_kernels.py
 """
 
@@ -19,7 +21,9 @@ from transformers import AutoModelForCausalLM, NemotronHConfig
 from lineage.chat import IGNORE_INDEX
 from lineage.modeling import SHAPES, _CARD_LAYERS
 from lineage.training import head_loss
+from lineage.training.compiling import compile_block
 from lineage.training.data import collate, collate_packed
+from lineage.training.fsdp import blocks
 from lineage.training.packing import missing_mamba_kernels
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -28,7 +32,7 @@ mamba_kernels = pytest.mark.skipif(not torch.cuda.is_available() or bool(missing
 VOCAB = 4096
 
 
-def card_width_model(layers: str) -> torch.nn.Module:
+def card_width_model(layers: str, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
     """The card Base's widths with the given layer pattern, fp32 on the GPU, train mode.
 
     fp32 keeps kernel rounding far below what a leak would move; FlashAttention's varlen kernel
@@ -38,8 +42,10 @@ def card_width_model(layers: str) -> torch.nn.Module:
     shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in layers]}
     torch.manual_seed(0)
     config = NemotronHConfig(**shape, vocab_size=VOCAB)
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="sdpa")
-    return model.cuda().train()
+    with torch.device("cuda"):  # drawn on the GPU: seconds, not the CPU's minute for a card-width MoE layer
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa",
+                                                 experts_implementation="grouped_mm")
+    return model.train()
 
 
 def row(length: int, seed: int) -> SimpleNamespace:
@@ -103,9 +109,25 @@ def test_packed_and_padded_losses_agree_on_the_card_widths():
     assert abs(packed.item() - reference.item()) < 1e-3 * reference.item()
 
 
+@mamba_kernels
+def test_compiled_blocks_give_the_eager_loss_and_gradients():
+    rows = [row(700, 4), row(333, 5)]
+    eager = card_width_model("M*E", torch.bfloat16)
+    _, loss = packed_forward(eager, rows, 1152)
+    grads = grads_of(eager, loss)
+    del eager
+    compiled = card_width_model("M*E", torch.bfloat16)  # the same seed: the same weights
+    eager_parts = [compile_block(block) for block in blocks(compiled)]
+    assert eager_parts == [["mixer"], [], []]  # the Mamba-2 mixer; attention and MoE compile whole
+    _, loss2 = packed_forward(compiled, rows, 1152)
+    grads2 = grads_of(compiled, loss2)
+    assert abs(loss2.item() - loss.item()) < 2e-3 * loss.item()
+    assert relative(grads2.float(), grads.float()) < 3e-2  # bf16: fused kernels round at other places
+
+
 @cuda
 @pytest.mark.parametrize("fused", [name for name, package in head_loss.KERNEL_PACKAGES.items()
-                                   if importlib.util.find_spec(package) is not None])
+                                   if importlib.util.find_spec(package) is not None] + ["compiled"])
 def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
     torch.manual_seed(0)
     tokens, hidden, vocab = 6000, 2048, 131072

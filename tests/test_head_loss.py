@@ -43,7 +43,7 @@ def grads(model) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("family", ["llama", "nemotron_h"])  # tied and untied heads
-@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4)])
+@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4), ("compiled", 0)])
 def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implementation, chunk):
     model = tiny(family)
     input_ids, labels = batch()
@@ -92,6 +92,8 @@ def test_kernel_libraries_are_refused_where_they_cannot_run(monkeypatch):
     head_loss.check_available("none", torch.device("cpu"))
     assert head_loss.choose("none", 0) == "logits" and head_loss.choose("none", 512) == "chunked"
     assert head_loss.choose("liger", 0) == "liger"
+    head_loss.check_available("compiled", torch.device("cpu"))
+    assert head_loss.choose("compiled", 0) == "compiled"
 
 
 def test_a_model_that_rescales_its_logits_is_refused():

@@ -41,7 +41,7 @@ def test_planned_peaks_agree_with_the_measured_single_gpu_runs():
 def test_a_fused_loss_plans_no_logits_and_the_head_runs_only_where_the_loss_is(base):
     full = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
     share = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, loss_share=0.5)
-    fused = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, fused_loss=True)
+    fused = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, fused_loss="liger")
     assert share.logits == pytest.approx(full.logits / 2, rel=1e-3)
     assert fused.logits < full.logits / 4
 

@@ -94,6 +94,33 @@ def test_hybrid_sharding_trains_what_full_sharding_does(base, reference, tmp_pat
     assert max((one[k] - hybrid[k]).abs().max().item() for k in one) < 1e-4
 
 
+def test_unsharded_accumulation_gathers_once_a_step_and_trains_the_same_weights(base, reference, tmp_path,
+                                                                               monkeypatch):
+    """Two micro-batches a step: sharded gathers every block for each forward and backward, unsharded once a
+    step; the fp32 gradient sums are the same additions in the same order on one process, so the same bits."""
+    from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
+
+    gathers = {"sharded": 0, "unsharded": 0}
+    mode = "sharded"
+    original = FSDPParamGroup.unshard
+
+    def counted(group, *args, **kwargs):  # an unshard that starts a gather (on one rank: the bf16 copy)
+        pending = group._all_gather_result
+        original(group, *args, **kwargs)
+        gathers[mode] += pending is None and group._all_gather_result is not None
+
+    monkeypatch.setattr(FSDPParamGroup, "unshard", counted)
+    for mode in gathers:
+        run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / mode, accumulate=mode))
+    steps, blocks = 6, 4
+    assert gathers["unsharded"] == steps * (blocks + 1), gathers  # each block and the root, once a step
+    micro = 2  # sharded: every block for each micro-batch's forward and again for its backward, the root once
+    assert gathers["sharded"] == steps * micro * (2 * blocks + 1), gathers
+    assert losses(tmp_path / "unsharded.metrics.jsonl") == losses(reference.parent / "ref.metrics.jsonl")
+    one, unsharded = weights(reference), weights(tmp_path / "unsharded")
+    assert all(torch.equal(one[k], unsharded[k]) for k in one)
+
+
 def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):
     with pytest.raises(
         BatchPlanError,

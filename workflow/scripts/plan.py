@@ -6,13 +6,16 @@ parameters counted exactly; memory then follows from how this project trains:
 - fp32 master weights, fp32 gradients and AdamW's two fp32 moments, all sharded: 16 bytes x P / N;
 - bf16 copies of the blocks being all-gathered (the current one and the prefetched next) and the
   root (embeddings, head) for the whole step, plus one block's fp32 gradients before reduce-scatter;
+  with --accumulate unsharded every block's bf16 weights and the full fp32 gradients instead
+  (4 bytes x P less the shard that the static term already holds);
 - activations saved for backward, per token and layer, counted from the tensors each layer type
   keeps in bf16 (attention through SDPA/flash, so no sequence-squared term); with activation
   checkpointing only each layer's input, plus one layer's full activations while it is recomputed;
 - the logits of the positions with a loss (--loss-share of the tokens; the head runs only there): bf16
   output, its fp32 copy for the loss and the fp32 gradient (10 bytes x tokens x vocab; with chunked
-  cross-entropy the fp32 part of one chunk only); with --fused-loss (liger) none of them, only the
-  head's fp32 gradient accumulator and one chunk;
+  cross-entropy the fp32 part of one chunk only); with --fused-loss liger or cce none of them, only
+  the head's fp32 gradient accumulator and one chunk; with --fused-loss compiled the bf16 logits
+  and their bf16 gradient (4 bytes x tokens x vocab);
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
 Host memory per node is lineage.cluster.host_memory_mb (what `mem_mb: auto` asks Slurm for).
@@ -24,7 +27,8 @@ at bus bandwidths given by --intra-gbs / --inter-gbs (assumed, not measured here
 all-gather bus bandwidth over NVLink on 8 H100/H200, and 400 Gb/s per GPU across nodes):
 - full sharding over N x G ranks: per micro-batch the bf16 parameters are gathered twice (forward,
   and again in backward after resharding) and the fp32 gradients reduce-scattered, 8 bytes per
-  parameter x (W-1)/W, across nodes as soon as N > 1;
+  parameter x (W-1)/W, across nodes as soon as N > 1; with --accumulate unsharded once per step
+  one gather and one reduce-scatter, 6 bytes per parameter x (W-1)/W;
 - hybrid (HSDP): the same within the node, over NVLink, and once per step an all-reduce of each
   GPU's fp32 gradient shard across the N nodes (2 x (N-1)/N x 4P/G bytes), the only traffic that
   leaves a node; the price is 16 bytes x P / G of state per GPU instead of / (N x G).
@@ -80,22 +84,32 @@ class Measured:
     measured_gib: float
     loss_share: float = 1.0
     ce_chunk_tokens: int = 0
-    fused_loss: bool = False
+    fused_loss: str = "none"
     compiled: bool = False  # compiled blocks keep fewer activations than the model counts
+    accumulate: str = "sharded"
 
 
 MEASURED = (
     Measured("Llama 0.98B, padded, 16 x 1,133 tokens", "llama", "1b", 2048, 16 * 1133, 44.9),
     Measured("Llama 0.98B, packed, 4,096 tokens", "llama", "1b", 2048, 4096, 22.4),
     Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 16,384, fused loss", "nemotron_h", "30b_a3b_reduced",
-             131072, 16384, 93.5, CHAT_LOSS_SHARE, fused_loss=True),
+             131072, 16384, 93.5, CHAT_LOSS_SHARE, fused_loss="liger"),
     Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss", "nemotron_h", "30b_a3b_reduced",
-             131072, 32768, 99.5, CHAT_LOSS_SHARE, fused_loss=True),
+             131072, 32768, 99.5, CHAT_LOSS_SHARE, fused_loss="liger"),
     Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, unfused", "llama", "1b", 128256, 32768, 89.3,
              CHAT_LOSS_SHARE, compiled=True),
     Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, fused loss", "llama", "1b", 128256, 32768, 56.6,
-             CHAT_LOSS_SHARE, fused_loss=True, compiled=True),
+             CHAT_LOSS_SHARE, fused_loss="liger", compiled=True),
+    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, compiled loss, unsharded", "llama", "1b", 128256,
+             32768, 68.3, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True, accumulate="unsharded"),
+    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, fused loss, unsharded", "nemotron_h",
+             "30b_a3b_reduced", 131072, 32768, 101.2, CHAT_LOSS_SHARE, fused_loss="liger", compiled=True,
+             accumulate="unsharded"),
+    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, unsharded", "nemotron_h",
+             "30b_a3b_reduced", 131072, 32768, 110.4, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True,
+             accumulate="unsharded"),
 )
+FUSED_LOSSES = ("none", "liger", "cce", "compiled")
 
 
 @dataclass
@@ -157,13 +171,16 @@ def activation_bytes_per_token(kind: str, config) -> int:
 
 
 def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0,
-         loss_share: float = 1.0, fused_loss: bool = False) -> Plan:
+         loss_share: float = 1.0, fused_loss: str = "none", accumulate: str = "sharded") -> Plan:
     counts = count_params(model)
     total = counts.total
     block_params = [sum(p.numel() for p in block.parameters()) for block in blocks(model)]
     root = total - sum(block_params)
     static = 16 * total / gpus
-    gathered = 2 * (2 * max(block_params) + root) + 4 * max(block_params)
+    if accumulate == "unsharded":  # all weights in bf16, and the full fp32 gradients beside their shard
+        gathered = 2 * total + 4 * total * (1 - 1 / gpus)
+    else:
+        gathered = 2 * (2 * max(block_params) + root) + 4 * max(block_params)
     per_layer = [activation_bytes_per_token(kind, model.config) for kind in layer_kinds(model)]
     if checkpointing:
         activations = micro_tokens * (2 * model.config.hidden_size * len(per_layer) + max(per_layer))
@@ -171,8 +188,12 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
         activations = micro_tokens * sum(per_layer)
     vocab, hidden = model.config.vocab_size, model.config.hidden_size
     loss_tokens = int(micro_tokens * loss_share)
-    if fused_loss:  # no logits kept: the head's fp32 gradient accumulator, one chunk's fp32 logits and gradient
+    if fused_loss not in FUSED_LOSSES:
+        raise ValueError(f"fused_loss {fused_loss!r}: expected one of {', '.join(FUSED_LOSSES)}")
+    if fused_loss in ("liger", "cce"):  # no logits kept: the head's fp32 gradient accumulator, one chunk's fp32
         logits = 4 * vocab * hidden + 8 * min(FUSED_CHUNK_ROWS, loss_tokens) * vocab
+    elif fused_loss == "compiled":  # the bf16 logits, then their bf16 gradient; the fp32 softmax stays in registers
+        logits = 4 * loss_tokens * vocab
     elif ce_chunk_tokens:  # the bf16 logits, but only one chunk's fp32 copy and gradient
         logits = (2 * loss_tokens + 8 * min(ce_chunk_tokens, loss_tokens)) * vocab
     else:
@@ -194,10 +215,12 @@ class Traffic:
 
 
 def traffic(params: int, *, nodes: int, gpus: int, sharding: str, micro_steps: int,
-            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS) -> Traffic:
+            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS, accumulate: str = "sharded") -> Traffic:
     """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node."""
     world = nodes * gpus
     per_micro = 8.0 * params  # bf16 gather in forward and in backward, fp32 reduce-scatter
+    if accumulate == "unsharded":  # one bf16 gather and one fp32 reduce-scatter a step
+        per_micro, micro_steps = 6.0 * params, 1
     if sharding == "hybrid" and nodes > 1:
         intra = micro_steps * per_micro * (gpus - 1) / gpus
         inter = 2.0 * (nodes - 1) / nodes * 4.0 * params / gpus
@@ -229,12 +252,12 @@ class StepTime:
 
 def step_time(counts: ParamCounts, *, tokens: int, loss_share: float, nodes: int, gpus: int, sharding: str,
               micro_steps: int, mfu: float, peak_tflops: float, intra_gbs: float = INTRA_GBS,
-              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0) -> StepTime:
+              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0, accumulate: str = "sharded") -> StepTime:
     """compute_factor: 4/3 for DPO (the frozen reference's forward on top of the policy's 3 passes)."""
     flops = compute_factor * counts.step_flops(tokens, int(tokens * loss_share))
     compute = step_seconds(flops, nodes * gpus, peak_tflops, mfu)
     moved = traffic(counts.total, nodes=nodes, gpus=gpus, sharding=sharding, micro_steps=micro_steps,
-                    intra_gbs=intra_gbs, inter_gbs=inter_gbs)
+                    intra_gbs=intra_gbs, inter_gbs=inter_gbs, accumulate=accumulate)
     return StepTime(compute, moved)
 
 
@@ -244,9 +267,12 @@ def report(result: Plan, args) -> str:
     micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
     timing = step_time(result.counts, tokens=tokens_per_step, loss_share=args.loss_share, nodes=args.nodes,
                        gpus=args.gpus, sharding=args.sharding, micro_steps=micro_steps, mfu=args.mfu,
-                       peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs)
+                       peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs,
+                       accumulate=args.accumulate)
+    gathered = ("all weights (bf16) and full fp32 grads (unsharded accumulation)" if args.accumulate == "unsharded"
+                else "gathered bf16 blocks + root, one block's fp32 grads")
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
-            ("gathered bf16 blocks + root, one block's fp32 grads", result.gathered),
+            (gathered, result.gathered),
             (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
             ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
             ("CUDA context, allocator slack", RUNTIME_BYTES)]
@@ -293,7 +319,7 @@ def lineage_table(args) -> str:
             for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
                 group = shard_group(nodes, args.gpus, sharding)
                 result = plan(model, gpus=group, micro_tokens=sequences * micro_rows * length, checkpointing=True,
-                              loss_share=CHAT_LOSS_SHARE, fused_loss=not dpo)
+                              loss_share=CHAT_LOSS_SHARE, fused_loss="none" if dpo else train["speed"]["fused_loss"])
                 peak = result.peak + (4 * counts.total / group if dpo else 0)  # DPO: the frozen fp32 reference
                 micro_steps = max(1, rows // (micro_rows * nodes * args.gpus))
                 timing = step_time(counts, tokens=sequences * rows * length, loss_share=CHAT_LOSS_SHARE, nodes=nodes,
@@ -311,7 +337,7 @@ def lineage_table(args) -> str:
 def planned_peak(run: Measured) -> float:
     model = build_meta_model(run.family, run.size, run.vocab)
     return plan(model, gpus=1, micro_tokens=run.micro_tokens, checkpointing=False, ce_chunk_tokens=run.ce_chunk_tokens,
-                loss_share=run.loss_share, fused_loss=run.fused_loss).peak / GIB
+                loss_share=run.loss_share, fused_loss=run.fused_loss, accumulate=run.accumulate).peak / GIB
 
 
 def check() -> str:
@@ -342,7 +368,10 @@ def main(argv=None) -> int:
     parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
     parser.add_argument("--activation-checkpointing", action="store_true")
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
-    parser.add_argument("--fused-loss", action="store_true", help="train_sft.py's --fused-loss liger (no logits kept)")
+    parser.add_argument("--fused-loss", nargs="?", const="liger", default="none", choices=FUSED_LOSSES,
+                        help="train_sft.py's --fused-loss (alone: liger, no logits kept; compiled: bf16 logits only)")
+    parser.add_argument("--accumulate", choices=("sharded", "unsharded"), default="sharded",
+                        help="train_sft.py's --accumulate (unsharded: all weights and gradients on every GPU)")
     parser.add_argument("--loss-share", type=float, default=1.0,
                         help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})")
     parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
@@ -361,7 +390,7 @@ def main(argv=None) -> int:
     model = build_meta_model(args.family, args.size, args.vocab)
     result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding), micro_tokens=args.micro_batch_rows * args.tokens_per_row,
                   checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
-                  loss_share=args.loss_share, fused_loss=args.fused_loss)
+                  loss_share=args.loss_share, fused_loss=args.fused_loss, accumulate=args.accumulate)
     print(report(result, args))
     return 0
 

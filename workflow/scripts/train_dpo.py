@@ -115,7 +115,8 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=tokens)
 
         policy = load_sharded_model(args.init, env, precision=recipe.precision,
-                                    activation_checkpointing=recipe.activation_checkpointing, sharding=args.sharding)
+                                    activation_checkpointing=recipe.activation_checkpointing, sharding=args.sharding,
+                                    accumulate=args.accumulate)
         reference = load_sharded_model(args.init, env, precision=recipe.precision, trainable=False,
                                        sharding=args.sharding)
 

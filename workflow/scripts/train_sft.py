@@ -207,6 +207,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
             sharding=args.sharding,
+            accumulate=args.accumulate,
         )
         loss_path = attach_head_loss(model, recipe)
         params = count_params(model)

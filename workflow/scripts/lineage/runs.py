@@ -89,6 +89,7 @@ class Run:
     nodes: int = 1  # Slurm nodes of its training job
     processes_per_node: int = 1  # training processes (FSDP ranks) on each node
     sharding: str = "full"  # full: shard over every rank | hybrid: shard within a node, replicate across nodes
+    accumulate: str = "sharded"  # sharded: reduce every micro-batch | unsharded: once a step (memory for speed)
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
@@ -412,7 +413,7 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
     except RecipeError as err:
         raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
     return Run(**common, recipe=resolved, nodes=train["nodes"], processes_per_node=train["processes"],
-               sharding=train["sharding"], device=train["device"], save_every=train["save_every"],
+               sharding=train["sharding"], accumulate=train["accumulate"], device=train["device"], save_every=train["save_every"],
                lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])})
 
 

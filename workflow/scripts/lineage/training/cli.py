@@ -13,7 +13,7 @@ from typing import Any
 
 from lineage.cli import json_object
 from lineage.io import sha256_json
-from lineage.training.fsdp import SHARDINGS
+from lineage.training.fsdp import ACCUMULATIONS, SHARDINGS
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
 
 
@@ -32,6 +32,11 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     distributed.add_argument("--sharding", choices=SHARDINGS, default="full",
                              help="full: shard over every rank; hybrid: shard within a node (LOCAL_WORLD_SIZE ranks), "
                                   "replicate across nodes")
+    distributed.add_argument("--accumulate", choices=ACCUMULATIONS, default="sharded",
+                             help="sharded: weights resharded and gradients reduced after every micro-batch (least "
+                                  "memory); unsharded: a step's micro-batches share one all-gather and one reduction, "
+                                  "every rank holding all weights in bf16 and all gradients in fp32 meanwhile (faster "
+                                  "where that fits, e.g. on one GPU)")
     runtime = parser.add_argument_group("runtime (never changes the weights)")
     runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
     runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")

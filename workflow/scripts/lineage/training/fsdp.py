@@ -23,6 +23,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from lineage.modeling import routed_experts
 from lineage.shards import iter_shard_tensors, shard_files
+from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
@@ -59,6 +60,7 @@ def enable_activation_checkpointing(model: torch.nn.Module) -> None:
 
 
 SHARDINGS = ("full", "hybrid")
+ACCUMULATIONS = ("sharded", "unsharded")
 
 
 def device_mesh(env: DistEnv, sharding: str = "full"):
@@ -76,27 +78,42 @@ def device_mesh(env: DistEnv, sharding: str = "full"):
 
 
 def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False,
-          sharding: str = "full") -> torch.nn.Module:
+          sharding: str = "full", accumulate: str = "sharded") -> torch.nn.Module:
     """fully_shard every block, then the root; reduce by sum.
 
-    With compile_blocks each block is compiled on its own before sharding: the blocks share one
-    graph (same shapes), and FSDP's all-gathers stay outside it.
+    accumulate unsharded keeps each block's gathered weights from its forward to its backward
+    (the loop keeps them, and the gradients, across micro-batches: see accumulate_unsharded).
+
+    With compile_blocks each block is compiled on its own before sharding (compiling.py: blocks of
+    one kind share a graph, and FSDP's all-gathers stay outside it).
     """
     mesh = device_mesh(env, sharding)
     if precision == "bf16":
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     else:
         policy = MixedPrecisionPolicy()
+    if accumulate not in ACCUMULATIONS:
+        raise ValueError(f"accumulate {accumulate!r}: expected one of {', '.join(ACCUMULATIONS)}")
     for block in blocks(model):
         if compile_blocks:
-            block.compile()
-        fully_shard(block, mesh=mesh, mp_policy=policy)
+            compile_block(block)
+        fully_shard(block, mesh=mesh, mp_policy=policy, reshard_after_forward=accumulate == "sharded")
     fully_shard(model, mesh=mesh, mp_policy=policy)
     for module in model.modules():
         if isinstance(module, FSDPModule):
             module.set_gradient_divide_factor(1.0)
             module.set_force_sum_reduction_for_comms(True)
     return model
+
+
+def accumulate_unsharded(model: torch.nn.Module, last: bool) -> None:
+    """Before a micro-batch: unless it is the step's last, keep weights gathered and gradients unreduced.
+
+    FSDP2 then accumulates each rank's full gradients in the reduce dtype (fp32) and reduces them
+    once after the last backward: the same sum as reducing every micro-batch, in another order.
+    """
+    model.set_requires_gradient_sync(last)
+    model.set_reshard_after_backward(last)
 
 
 def read_full_state_dict(directory: str | os.PathLike, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
@@ -128,6 +145,7 @@ def load_sharded_model(
     compile_blocks: bool = False,
     experts_implementation: str | None = None,
     sharding: str = "full",
+    accumulate: str = "sharded",
 ) -> torch.nn.Module:
     """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
 
@@ -142,7 +160,7 @@ def load_sharded_model(
     if activation_checkpointing:
         enable_activation_checkpointing(model)
     aliases = tied_aliases(model)
-    shard(model, env, precision, compile_blocks, sharding)
+    shard(model, env, precision, compile_blocks, sharding, accumulate)
     model.to_empty(device=env.device)
     # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():

@@ -11,6 +11,10 @@ by one of these implementations, all the same sum over the same positions, the s
   (only one chunk's fp32 logits alive); the fallback where no kernel library imports;
 - liger:   liger-kernel's fused linear cross-entropy (Triton, CUDA): logits one chunk at a time,
   the gradients computed in the forward pass, no logits kept;
+- compiled: the head's bf16 logits in one matrix product, then the fp32 cross-entropy compiled
+  by torch.compile: it reads the bf16 logits and writes their bf16 gradient, the fp32 softmax
+  only in registers, so no fp32 copy of the logits exists and the head's matrix products stay
+  large (liger's chunks are a few hundred tokens at a 131k vocabulary);
 - cce:     cut-cross-entropy (Triton, CUDA): the loss without ever writing the logits to memory,
   gradients unfiltered (exact).
 
@@ -40,9 +44,12 @@ class HeadLossError(RuntimeError):
     """The requested head-loss implementation cannot run here; the message says what to install or set."""
 
 
-def _cross_entropy_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    logits = F.linear(hidden, weight)
+def _logits_cross_entropy_sum(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.to(torch.promote_types(logits.dtype, torch.float32)), targets, reduction="sum")
+
+
+def _cross_entropy_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return _logits_cross_entropy_sum(F.linear(hidden, weight), targets)
 
 
 def _logits(hidden, weight, targets, chunk_tokens):
@@ -70,22 +77,33 @@ def _liger(hidden, weight, targets, chunk_tokens):
     return _liger_loss()(weight, hidden, targets).float()
 
 
+@functools.cache
+def _compiled_cross_entropy() -> Callable:
+    # dynamic: the count of trained positions changes with every micro-batch
+    return torch.compile(_logits_cross_entropy_sum, dynamic=True)
+
+
+def _compiled(hidden, weight, targets, chunk_tokens):
+    return _compiled_cross_entropy()(F.linear(hidden, weight), targets)
+
+
 def _cce(hidden, weight, targets, chunk_tokens):
     from cut_cross_entropy import linear_cross_entropy
 
     return linear_cross_entropy(hidden, weight, targets, reduction="sum", filter_eps=None).float()
 
 
-_FUNCTIONS: dict[str, Callable] = {"logits": _logits, "chunked": _chunked, "liger": _liger, "cce": _cce}
+_FUNCTIONS: dict[str, Callable] = {"logits": _logits, "chunked": _chunked, "liger": _liger, "cce": _cce,
+                                   "compiled": _compiled}
 IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
 
 def check_available(fused_loss: str, device: torch.device) -> None:
-    """Refuse a fused loss (none | liger | cce) that cannot run on `device`, saying what to install or choose."""
-    if fused_loss == "none":
+    """Refuse a fused loss (none | liger | cce | compiled) that cannot run on `device`, saying what to install."""
+    if fused_loss in ("none", "compiled"):  # torch.compile runs on every device torch does
         return
     if fused_loss not in KERNEL_PACKAGES:
-        raise HeadLossError(f"unknown fused loss {fused_loss!r}; choose none, {', '.join(KERNEL_PACKAGES)}")
+        raise HeadLossError(f"unknown fused loss {fused_loss!r}; choose none, {', '.join(KERNEL_PACKAGES)}, compiled")
     implementation, package = fused_loss, KERNEL_PACKAGES[fused_loss]
     if device.type != "cuda":
         raise HeadLossError(f"fused_loss {implementation} runs Triton kernels on CUDA GPUs; on {device.type} "
@@ -97,7 +115,7 @@ def check_available(fused_loss: str, device: torch.device) -> None:
 
 
 def choose(fused_loss: str, chunk_tokens: int) -> str:
-    """The implementation for the recipe's fused_loss (none | liger | cce) and ce_chunk_tokens."""
+    """The implementation for the recipe's fused_loss (none | liger | cce | compiled) and ce_chunk_tokens."""
     if fused_loss != "none":
         return fused_loss
     return "chunked" if chunk_tokens else "logits"

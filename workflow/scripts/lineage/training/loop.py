@@ -18,6 +18,7 @@ import torch
 from torch.distributed.fsdp import FSDPModule
 
 from lineage.modeling import ParamCounts
+from lineage.training.fsdp import accumulate_unsharded
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.lifetime import StateLock, StateLockedError
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
@@ -123,8 +124,11 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
                   {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for index, micro in enumerate(data.micro_batches):
+            last = index == len(data.micro_batches) - 1
             if isinstance(model, FSDPModule):  # hybrid sharding: gradients cross nodes once, after the last
-                model.set_requires_all_reduce(index == len(data.micro_batches) - 1)
+                model.set_requires_all_reduce(last)
+                if args.accumulate == "unsharded":
+                    accumulate_unsharded(model, last)
             micro = {key: value.to(env.device, non_blocking=True) for key, value in micro.items()}
             loss_sum, stats = loss_fn(model, micro)
             (loss_sum / max(normalizer, 1)).backward()

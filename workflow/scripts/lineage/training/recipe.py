@@ -26,7 +26,7 @@ from lineage.cli import json_object
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen")
-FUSED_LOSSES = ("none", "liger", "cce")
+FUSED_LOSSES = ("none", "liger", "cce", "compiled")
 EXPERTS = ("grouped_mm", "eager")
 
 
@@ -126,12 +126,14 @@ class SftRecipe(TrainRecipe):
     ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
                                           "tokens at a time, recomputed in backward (0 = all at once)")
     fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
-                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy); CUDA only",
+                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
+                                         "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
+                                         "no fp32 copy of them)",
                               choices=FUSED_LOSSES)
     experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
                                              "one matmul pair per expert (eager); transformers' experts_implementation",
                            choices=EXPERTS)
-    compile: bool = setting(False, doc="torch.compile each transformer block")
+    compile: bool = setting(False, doc="torch.compile each transformer block (its Mamba-2 mixer, if any, stays eager)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
