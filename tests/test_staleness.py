@@ -200,6 +200,9 @@ def test_editing_a_script_that_no_job_runs_plans_nothing(built):
         ("the holdout rule", "recipe:\n  holdout_modulus: 4\n", {"split_holdout"}),
         ("the world size", "scales:\n  embedded:\n    train:\n      processes: 1\n",
          {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+        # two ranks: reducing each micro-batch or the step's sum adds the same gradients in another order
+        ("the gradient accumulation", "scales:\n  embedded:\n    train:\n      accumulate: unsharded\n",
+         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
     ],
 )
 def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_path, kind, change, seeds):

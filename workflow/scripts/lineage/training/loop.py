@@ -18,8 +18,8 @@ import torch
 from torch.distributed.fsdp import FSDPModule
 
 from lineage.modeling import ParamCounts
-from lineage.training.fsdp import accumulate_unsharded
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
+from lineage.training.fsdp import accumulate_unsharded
 from lineage.training.lifetime import StateLock, StateLockedError
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
