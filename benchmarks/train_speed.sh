@@ -56,7 +56,8 @@ case $PART in
   llama)
     llama="--family llama --size 1b --vocab-size 128256 --global-batch-rows 128 --micro-batch-rows 16 --max-length 4096
       --steps ${STEPS:-10} --packing --packed-attention varlen --compile"
-    for run in ${RUNS:-a_ours_unfused b_ours_liger c_ours_cce d_ours_liger_64k e_trl_sdpa f_trl_sdpa_liger g_trl_flex_liger}; do
+    for run in ${RUNS:-a_ours_unfused i_ours_compiled_ce_unsharded b_ours_liger h_ours_compiled_ce c_ours_cce
+        d_ours_liger_64k e_trl_sdpa f_trl_sdpa_liger g_trl_flex_liger}; do
       case $run in
         a_ours_unfused) ours $run off $llama --pack-tokens 32768 ;;
         b_ours_liger) ours $run off $llama --pack-tokens 32768 --fused-loss liger ;;
@@ -73,7 +74,8 @@ case $PART in
   nemotron)
     nemo="--family nemotron_h --size 30b_a3b_reduced --vocab-size 131072 --global-batch-rows 128 --max-length 4096"
     packed="--micro-batch-rows 32 --packing --packed-attention varlen --pack-tokens 32768 --fused-loss liger"
-    for run in ${RUNS:-a_reference_padded c_kernels_packed_fused d_kernels_packed_fused_eager b_kernels_padded}; do
+    for run in ${RUNS:-a_reference_padded c_kernels_packed_fused e_kernels_packed_fused_compiled
+        k_kernels_packed_compiled_ce_unsharded_512 d_kernels_packed_fused_eager b_kernels_padded}; do
       case $run in
         a_reference_padded) ours $run off $nemo --micro-batch-rows 4 --steps "${STEPS:-6}" --timed-from 2 ;;
         # padded rows give the Mamba kernels a new sequence length per micro-batch: each one is compiled anew
