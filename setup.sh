@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Set up everything on a fresh Debian/Ubuntu machine (Python 3.11, CPU is enough):
-# system packages (Graphviz for DAG pictures), a virtual environment at .venv with the pinned
+# system packages (Graphviz for DAG pictures, g++ for torch.compile on CPU), a virtual environment at .venv with the pinned
 # packages of requirements.txt, and NLTK's English Punkt data installed offline.
 # Run as:  ./setup.sh      (again at any time: it only adds what is missing)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  packages=(graphviz)
+  packages=(graphviz g++)
   missing=()
   for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
