@@ -32,8 +32,8 @@ mamba_kernels = pytest.mark.skipif(not torch.cuda.is_available() or bool(missing
 VOCAB = 4096
 
 
-def card_width_model(layers: str, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
-    """The card Base's widths with the given layer pattern, fp32 on the GPU, train mode.
+def card_width_model(layers: str, dtype: torch.dtype = torch.float32, **options) -> torch.nn.Module:
+    """The card Base's widths with the given layer pattern, on the GPU in train mode (fp32 unless given).
 
     fp32 keeps kernel rounding far below what a leak would move; FlashAttention's varlen kernel
     has no fp32, so attention keeps the rows apart by SDPA's mask from position_ids (the padded
@@ -42,10 +42,8 @@ def card_width_model(layers: str, dtype: torch.dtype = torch.float32) -> torch.n
     shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in layers]}
     torch.manual_seed(0)
     config = NemotronHConfig(**shape, vocab_size=VOCAB)
-    with torch.device("cuda"):  # drawn on the GPU: seconds, not the CPU's minute for a card-width MoE layer
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa",
-                                                 experts_implementation="grouped_mm")
-    return model.train()
+    model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa", **options)
+    return model.cuda().train()
 
 
 def row(length: int, seed: int) -> SimpleNamespace:
@@ -112,11 +110,11 @@ def test_packed_and_padded_losses_agree_on_the_card_widths():
 @mamba_kernels
 def test_compiled_blocks_give_the_eager_loss_and_gradients():
     rows = [row(700, 4), row(333, 5)]
-    eager = card_width_model("M*E", torch.bfloat16)
+    eager = card_width_model("M*E", torch.bfloat16, experts_implementation="grouped_mm")
     _, loss = packed_forward(eager, rows, 1152)
     grads = grads_of(eager, loss)
     del eager
-    compiled = card_width_model("M*E", torch.bfloat16)  # the same seed: the same weights
+    compiled = card_width_model("M*E", torch.bfloat16, experts_implementation="grouped_mm")  # same seed, weights
     eager_parts = [compile_block(block) for block in blocks(compiled)]
     assert eager_parts == [["mixer"], [], []]  # the Mamba-2 mixer; attention and MoE compile whole
     _, loss2 = packed_forward(compiled, rows, 1152)

@@ -59,7 +59,8 @@ from transformers import AutoModelForCausalLM  # noqa: E402
 
 from lineage.cluster import host_memory_mb  # noqa: E402
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
-from lineage.training.fsdp import blocks  # noqa: E402
+from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
+from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 
 GIB = 1024**3
@@ -109,7 +110,7 @@ MEASURED = (
              "30b_a3b_reduced", 131072, 32768, 110.4, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True,
              accumulate="unsharded"),
 )
-FUSED_LOSSES = ("none", "liger", "cce", "compiled")
+
 
 
 @dataclass
@@ -370,7 +371,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
     parser.add_argument("--fused-loss", nargs="?", const="liger", default="none", choices=FUSED_LOSSES,
                         help="train_sft.py's --fused-loss (alone: liger, no logits kept; compiled: bf16 logits only)")
-    parser.add_argument("--accumulate", choices=("sharded", "unsharded"), default="sharded",
+    parser.add_argument("--accumulate", choices=ACCUMULATIONS, default="sharded",
                         help="train_sft.py's --accumulate (unsharded: all weights and gradients on every GPU)")
     parser.add_argument("--loss-share", type=float, default=1.0,
                         help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})")

@@ -413,7 +413,8 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
     except RecipeError as err:
         raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
     return Run(**common, recipe=resolved, nodes=train["nodes"], processes_per_node=train["processes"],
-               sharding=train["sharding"], accumulate=train["accumulate"], device=train["device"], save_every=train["save_every"],
+               sharding=train["sharding"], accumulate=train["accumulate"], device=train["device"],
+               save_every=train["save_every"],
                lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])})
 
 

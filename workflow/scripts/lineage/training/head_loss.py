@@ -12,9 +12,9 @@ by one of these implementations, all the same sum over the same positions, the s
 - liger:   liger-kernel's fused linear cross-entropy (Triton, CUDA): logits one chunk at a time,
   the gradients computed in the forward pass, no logits kept;
 - compiled: the head's bf16 logits in one matrix product, then the fp32 cross-entropy compiled
-  by torch.compile: it reads the bf16 logits and writes their bf16 gradient, the fp32 softmax
-  only in registers, so no fp32 copy of the logits exists and the head's matrix products stay
-  large (liger's chunks are a few hundred tokens at a 131k vocabulary);
+  by torch.compile, which fuses the upcast, the log-softmax and the gather: no fp32 copy of the
+  logits is kept, and the head's matrix products stay large (liger's chunks are a few hundred
+  positions at a 131k vocabulary);
 - cce:     cut-cross-entropy (Triton, CUDA): the loss without ever writing the logits to memory,
   gradients unfiltered (exact).
 
@@ -36,6 +36,7 @@ from torch.utils.checkpoint import checkpoint
 from lineage.chat import IGNORE_INDEX
 
 KERNEL_PACKAGES = {"liger": "liger_kernel", "cce": "cut_cross_entropy"}
+PACKAGE_FREE = ("none", "compiled")  # torch alone, on every device it runs on
 # config attributes that change logits after the head: the fused kernels would skip them
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
@@ -100,10 +101,10 @@ IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
 def check_available(fused_loss: str, device: torch.device) -> None:
     """Refuse a fused loss (none | liger | cce | compiled) that cannot run on `device`, saying what to install."""
-    if fused_loss in ("none", "compiled"):  # torch.compile runs on every device torch does
+    if fused_loss in PACKAGE_FREE:
         return
     if fused_loss not in KERNEL_PACKAGES:
-        raise HeadLossError(f"unknown fused loss {fused_loss!r}; choose none, {', '.join(KERNEL_PACKAGES)}, compiled")
+        raise HeadLossError(f"unknown fused loss {fused_loss!r}; choose {', '.join((*PACKAGE_FREE, *KERNEL_PACKAGES))}")
     implementation, package = fused_loss, KERNEL_PACKAGES[fused_loss]
     if device.type != "cuda":
         raise HeadLossError(f"fused_loss {implementation} runs Triton kernels on CUDA GPUs; on {device.type} "
