@@ -4,13 +4,15 @@
 #             128 rows: our trainer (packed, varlen attention, compiled blocks) with the head loss unfused, fused
 #             by liger-kernel, by cut-cross-entropy and compiled (also with --accumulate unsharded), against
 #             TRL's SFTTrainer (padding-free; SDPA and FlexAttention, each with and without its Liger option),
-#             all from the same random weights.
+#             all from the same random weights; at 128 rows and at the card's 512 (the names ending in _512);
+#             m_/n_: flash-attn-4 in place of torch's FlashAttention 2 (fails with torch 2.11: RESULTS.md).
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
 #             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows (512 where the name says):
 #             transformers' PyTorch reference path (no Mamba kernels, padded, unfused loss) against the kernels
 #             padded, and the kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and
 #             eager (profiled: where the step's GPU time goes), then compiled blocks, the compiled loss and one
-#             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch.
+#             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch;
+#             o_/p_: the full scale's activation checkpointing, with and without compiled blocks and loss.
 # Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
 # and the table at the end compares each run's loss curve with the part's first run.
 #
@@ -68,6 +70,17 @@ case $PART in
         e_trl_sdpa) trl $run --attn-implementation sdpa ;;
         f_trl_sdpa_liger) trl $run --attn-implementation sdpa --liger ;;
         g_trl_flex_liger) trl $run --attn-implementation flex_attention --liger ;;
+        # the card's global batch, 512 rows (~200k tokens): run these into an OUT_DIR of their own, so that the
+        # loss table compares them with each other
+        j_ours_compiled_ce_unsharded_512) ours $run off $llama --pack-tokens 32768 --fused-loss compiled \
+          --accumulate unsharded --global-batch-rows 512 ;;
+        # flash-attn-4 in place of torch's FlashAttention 2 for the varlen kernel (--attention-kernel fa4)
+        m_ours_fa4) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded \
+          --attention-kernel fa4 ;;
+        n_ours_fa4_512) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded \
+          --global-batch-rows 512 --attention-kernel fa4 ;;
+        k_trl_sdpa_512) trl $run --attn-implementation sdpa --global-batch-rows 512 ;;
+        l_trl_sdpa_liger_512) trl $run --attn-implementation sdpa --liger --global-batch-rows 512 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;
@@ -96,6 +109,10 @@ case $PART in
           --global-batch-rows 512 --steps 6 ;;
         # the head's bf16 logits in one product, then a compiled cross-entropy on them (--fused-loss compiled)
         j_kernels_packed_compiled_ce) ours $run on $nemo $packed --compile --fused-loss compiled --steps 10 ;;
+        # the full scale's memory setting (activation checkpointing) under compiled blocks and the compiled loss
+        o_kernels_packed_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --activation-checkpointing --steps 10 ;;
+        p_kernels_packed_fused_ac) ours $run on $nemo $packed --activation-checkpointing --steps 10 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;

@@ -53,7 +53,8 @@ def row(length: int, seed: int) -> SimpleNamespace:
 
 def packed_forward(model, rows, length: int, with_seq_idx: bool = True, labelled: int | None = None):
     """Logits of the pack and the loss of row `labelled` alone (all rows when None)."""
-    batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=length).items()}
+    batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=length).items()
+             if isinstance(v, torch.Tensor)}
     labels = batch["labels"]
     if labelled is not None:
         start, end = (int(x) for x in batch["cu_seq_lens"][labelled: labelled + 2])

@@ -10,6 +10,7 @@ from _training_fixtures import build_base, losses, one_thread, run_in_process, t
 from transformers import AutoModelForCausalLM
 
 from lineage.chat import IGNORE_INDEX
+from lineage.training import varlen_attention
 from lineage.training.data import BatchPlan, collate_packed, pack_groups, packed_rank_rows, sample_order
 from lineage.training.packing import PackingError, boundary_inputs, seq_idx_from_cu_seq_lens
 
@@ -100,6 +101,15 @@ def test_packed_labels_never_cross_a_row_boundary():
     assert collate_packed(rows, pad_id=0, length=6, multiple=4)["input_ids"].shape == (1, 6)  # never past length
 
 
+def test_the_kernel_bound_is_the_pack_s_longest_row_in_whole_tiles():
+    rows = [SimpleNamespace(input_ids=[1] * n, labels=[1] * n) for n in (300, 129, 40)]
+    assert collate_packed(rows, pad_id=0, length=469)["longest"] == 300  # no tail
+    assert collate_packed(rows[1:], pad_id=0, length=600)["longest"] == 600 - 169  # the tail is a row the kernel sees
+    trimmed = collate_packed(rows[1:], pad_id=0, length=1024, multiple=256)  # cut to 256: a tail of 87
+    assert trimmed["longest"] == 129 and isinstance(trimmed["longest"], int)  # a host int: reading it never waits
+    assert [varlen_attention.grid_length(n) for n in (1, 128, 129, 300, 4096)] == [128, 128, 256, 384, 4096]
+
+
 def test_packing_a_mamba_model_without_its_kernels_is_refused_with_what_to_install(tmp_path):
     nemotron = build_base(tmp_path, family="nemotron_h")
     with pytest.raises(PackingError, match="needs the Mamba-2 kernels") as error:
@@ -164,8 +174,6 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="FlashAttention'
 
 @cuda
 def test_varlen_packed_rows_match_the_sdpa_row_mask_and_see_only_themselves(base):
-    from lineage.training import varlen_attention
-
     varlen_attention.register()
     load = dict(dtype=torch.bfloat16, device_map="cuda")
     sdpa = AutoModelForCausalLM.from_pretrained(base["base"], attn_implementation="sdpa", **load)
@@ -177,11 +185,12 @@ def test_varlen_packed_rows_match_the_sdpa_row_mask_and_see_only_themselves(base
         row.labels = row.input_ids
 
     def logits(model, rows):
-        batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=300).items()}
+        pack = collate_packed(rows, pad_id=0, length=300)
+        batch = {k: v.cuda() for k, v in pack.items() if isinstance(v, torch.Tensor)}
         extra = {}
-        if model is varlen:
-            cu = batch["cu_seq_lens"]
-            extra = dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=300, max_length_k=300)
+        if model is varlen:  # the trainer's bound: the longest row (140) in whole tiles, not the pack's 300
+            cu, bound = batch["cu_seq_lens"], varlen_attention.grid_length(pack["longest"])
+            extra = dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=bound, max_length_k=bound)
         with torch.no_grad():
             out = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False, **extra)
         return out.logits[0].float()

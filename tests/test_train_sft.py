@@ -121,6 +121,29 @@ def test_unsharded_accumulation_gathers_once_a_step_and_trains_the_same_weights(
     assert all(torch.equal(one[k], unsharded[k]) for k in one)
 
 
+def test_the_next_step_s_rows_are_packed_before_this_step_s_numbers_are_read(base, tmp_path, monkeypatch):
+    """The host packs step k+1 while the GPU still runs step k: before the float() of step k's loss and
+    grad norm, which wait for the GPU; every step's rows are asked for once, none past the last."""
+    import train_sft
+
+    from lineage.training import loop
+
+    events = []
+    prepare = train_sft.prepare_data
+
+    def recording_prepare(*args, **kwargs):
+        step_data, *rest = prepare(*args, **kwargs)
+        return (lambda step: events.append(("rows", step)) or step_data(step)), *rest
+
+    write = loop.MetricsFile.write
+    monkeypatch.setattr(train_sft, "prepare_data", recording_prepare)
+    monkeypatch.setattr(loop.MetricsFile, "write", lambda self, record: events.append(("read", record["step"]))
+                        or write(self, record))
+    run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "out", steps=4))
+    assert events == [("rows", 0), ("rows", 1), ("read", 1), ("rows", 2), ("read", 2), ("rows", 3), ("read", 3),
+                      ("read", 4)]
+
+
 def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):
     with pytest.raises(
         BatchPlanError,

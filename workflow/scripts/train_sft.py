@@ -70,16 +70,6 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
     return args, recipe
 
 
-def longest_packed_row(recipe: SftRecipe) -> int:
-    """A bound on the longest row of a pack: --max-length, or the padding tail (under PACK_MULTIPLE).
-
-    The varlen kernel launches work for this many positions of every row and skips what lies past
-    a row's end, so the pack length (up to 32k) would cost it 8x the blocks of a 4k bound. One
-    fixed value keeps compiled blocks from specialising on it.
-    """
-    return min(recipe.tokens_per_pack, max(recipe.max_length, PACK_MULTIPLE))
-
-
 def attention_implementation(recipe: SftRecipe) -> str | None:
     """The attn_implementation to build the model with (None: transformers' default for it)."""
     if not recipe.packing:
@@ -169,11 +159,11 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
     """
 
     varlen = recipe.packed_attention == varlen_attention.NAME
-    longest = longest_packed_row(recipe) if varlen else None
 
     def loss_fn(model, micro):
         inputs = {"input_ids": micro["input_ids"]} | {key: micro[key] for key in boundaries}
-        if varlen:  # the row boundaries, passed through to every attention layer, and a bound on a row's length
+        if varlen:  # the row boundaries, passed through to every attention layer, and the pack's longest row
+            longest = varlen_attention.grid_length(micro["longest"])
             inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
             inputs |= dict(max_length_q=longest, max_length_k=longest)
         # with a cache, packed rows would see each other

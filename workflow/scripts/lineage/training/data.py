@@ -154,7 +154,7 @@ def packed_rank_rows(
     return mine + [[] for _ in range(max(len(packs) for packs in per_rank) - len(mine))]
 
 
-def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) -> dict[str, torch.Tensor]:
+def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) -> dict[str, torch.Tensor | int]:
     """Rows concatenated into one sequence of `length` tokens, position_ids restarting per row.
 
     transformers reads the restarts of position_ids (with no attention_mask) as row boundaries and
@@ -164,8 +164,10 @@ def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) 
     With `multiple`, the sequence is cut to the rows' tokens rounded up to it (a step's last pack
     is often mostly tail); without, it is exactly `length`, static shapes for kernels compiled per
     shape (FlexAttention's block mask). `cu_seq_lens` holds the same boundaries as cumulative
-    lengths (int32) for the varlen attention kernel, and `seq_idx` each token's row number (int32)
-    for the Mamba-2 kernels (lineage.training.packing).
+    lengths (int32) for the varlen attention kernel, `longest` the longest of those rows (tail
+    included, an int known on the host: the kernel sizes its grid by it, and reading it from the
+    device would wait for the GPU), and `seq_idx` each token's row number (int32) for the Mamba-2
+    kernels (lineage.training.packing).
     """
     if multiple is not None:
         used = sum(len(row.input_ids) for row in rows)
@@ -186,11 +188,13 @@ def collate_packed(rows, pad_id: int, length: int, multiple: int | None = None) 
     position_ids[0, start:] = torch.arange(length - start)
     if start < length:
         cu_seq_lens.append(length)
+    longest = max(end - begin for begin, end in zip(cu_seq_lens, cu_seq_lens[1:]))
     cu_seq_lens = torch.tensor(cu_seq_lens, dtype=torch.int32)
     return {
         "input_ids": input_ids,
         "labels": labels,
         "position_ids": position_ids,
         "cu_seq_lens": cu_seq_lens,
+        "longest": longest,
         "seq_idx": seq_idx_from_cu_seq_lens(cu_seq_lens, length),
     }

@@ -49,10 +49,14 @@ def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> float:
-    """Clip to `max_norm` (0 = no clipping) and return the total gradient norm before clipping."""
+def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> torch.Tensor:
+    """Clip to `max_norm` (0 = no clipping); return the total gradient norm before clipping.
+
+    The norm stays a device tensor (0-d) so that the optimizer step is queued behind the clip
+    without the host waiting for the GPU; float() it when the step's numbers are read.
+    """
     params = [p for p in model.parameters() if p.grad is not None]
     norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"), foreach=True)
     if isinstance(norm, DTensor):
         norm = norm.full_tensor()
-    return float(norm)
+    return norm
