@@ -8,7 +8,8 @@ backward on the same random bf16 q, k, v; times are medians of CUDA-event timing
 TFLOP/s count each row's causal attention (forward 2·d·h·L² per row, backward 2.5x that), not
 the tiles a kernel computes. Both kernels' outputs are compared with float32 SDPA row by row.
 
-Run as (repository root, one GPU; flash-attn-4 importable for the fa4 rows):
+A kernel that fails prints its error in its row (with torch 2.11, flash-attn-4 4.0.0b36 does:
+benchmarks/RESULTS.md). Run as (repository root, one GPU; flash-attn-4 importable for the fa4 rows):
     PYTHONPATH=workflow/scripts python benchmarks/varlen_kernels.py --tokenizer OUT/tokenizer \\
         --data OUT/data/winners_x40.jsonl --data OUT/data/general_mix.jsonl
 """
