@@ -7,7 +7,7 @@ the whole global batch, however the batch is split.
 
 The host waits for the GPU at the end of each step (the logged numbers). The next step's rows
 are packed before that wait, while the GPU still runs this step's backward and optimizer, so
-the GPU does not wait for the host's packing (15-75 ms a step at 128-512 rows on two cores).
+the GPU does not wait for the host's packing (50-75 ms a step of 512 rows on two cores).
 """
 
 from __future__ import annotations
