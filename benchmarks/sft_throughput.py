@@ -33,10 +33,10 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import train_sft
+from varlen_kernels import KERNELS, use_kernel
 from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
-from lineage.training import varlen_attention
 from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, enable_activation_checkpointing, shard
 from lineage.training.packing import boundary_inputs, missing_mamba_kernels
@@ -69,7 +69,7 @@ def parse_args(argv=None):
                         help="list ops per input shapes (which tensors the casts and copies move)")
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
-    parser.add_argument("--attention-kernel", choices=varlen_attention.KERNELS, default="fa2",
+    parser.add_argument("--attention-kernel", choices=KERNELS, default="fa2",
                         help="the varlen kernel: torch's FlashAttention 2, or flash-attn-4 in its place")
     own, rest = parser.parse_known_args(argv)
     rest = [a for a in rest if a != "--"]
@@ -161,7 +161,7 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
 def main(own, args, recipe) -> int:
     env = tdist.init_distributed(args.device)
     try:
-        varlen_attention.use_kernel(own.attention_kernel)
+        use_kernel(own.attention_kernel)
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
         config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)

@@ -34,6 +34,37 @@ from lineage.training.data import BatchPlan
 SHAPES = (("llama-1b", 32, 8, 64), ("nemotron-h card", 32, 2, 128))
 
 
+KERNELS = ("fa2", "fa4")  # torch's built-in FlashAttention 2, or flash-attn-4 put in its place
+
+
+def use_kernel(kernel: str) -> None:
+    """Route torch's flash-attention ops (the varlen kernel's) to `kernel` for this process.
+
+    fa4 is the flash-attn-4 package (CuTe DSL kernels for Hopper and Blackwell), registered in
+    torch's dispatcher by torch.nn.attention.activate_flash_attention_impl: the ops keep their
+    schema, so compiled blocks would trace them as before. Only the benchmarks use it: with torch
+    2.11 and flash-attn-4 4.0.0b36 the registered forward fails (benchmarks/RESULTS.md).
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"attention kernel {kernel!r}: choose one of {', '.join(KERNELS)}")
+    if kernel == "fa2":
+        return
+    try:
+        from torch.nn.attention import activate_flash_attention_impl, list_flash_attention_impls
+    except ImportError as error:
+        raise RuntimeError(f"the fa4 kernel needs torch >= 2.10 (flash-attention registry); this is torch "
+                           f"{torch.__version__}") from error
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] not in (9, 10):
+        raise RuntimeError("the fa4 kernel runs on Hopper or Blackwell GPUs (compute capability 9.x or 10.x)")
+    if "FA4" not in list_flash_attention_impls():
+        raise RuntimeError(f"this torch {torch.__version__} has no FA4 registration (it lists "
+                           f"{list_flash_attention_impls()}); use fa2")
+    try:
+        activate_flash_attention_impl("FA4")
+    except ImportError as error:
+        raise RuntimeError("the fa4 kernel needs the flash-attn-4 package: pip install flash-attn-4") from error
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokenizer", required=True)
@@ -127,7 +158,7 @@ def main(args) -> int:
     kept: dict[str, list] = {}
     for kernel in args.kernels.split(","):
         try:
-            varlen_attention.use_kernel(kernel)
+            use_kernel(kernel)
         except RuntimeError as error:
             print(f"| all | {kernel} | not run: {error} |")
             continue
