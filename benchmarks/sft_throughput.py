@@ -33,7 +33,6 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import train_sft
-from varlen_kernels import KERNELS, use_kernel
 from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
@@ -69,8 +68,6 @@ def parse_args(argv=None):
                         help="list ops per input shapes (which tensors the casts and copies move)")
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
-    parser.add_argument("--attention-kernel", choices=KERNELS, default="fa2",
-                        help="the varlen kernel: torch's FlashAttention 2, or flash-attn-4 in its place")
     own, rest = parser.parse_known_args(argv)
     rest = [a for a in rest if a != "--"]
     args, recipe = train_sft.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused", *rest])
@@ -89,7 +86,7 @@ def random_model(config, device: torch.device, seed: int, **options) -> torch.nn
 
 def random_sharded_model(config, env, recipe, seed: int, accumulate: str = "sharded") -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
-    options = build_options(config, train_sft.attention_implementation(recipe), recipe.experts)
+    options = build_options(config, train_sft.attention_implementation(recipe, env.device), recipe.experts)
     model = random_model(config, env.device, seed, **options)
     if recipe.activation_checkpointing:
         enable_activation_checkpointing(model)
@@ -161,7 +158,6 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
 def main(own, args, recipe) -> int:
     env = tdist.init_distributed(args.device)
     try:
-        use_kernel(own.attention_kernel)
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
         config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
@@ -174,7 +170,7 @@ def main(own, args, recipe) -> int:
                      f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
                      f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
                      f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
-                     f"experts {recipe.experts}, accumulate {args.accumulate}, attention kernel {own.attention_kernel}, "
+                     f"experts {recipe.experts}, accumulate {args.accumulate}, attention {recipe.packed_attention}, "
                      f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
         optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
                                     eps=recipe.adam_eps)

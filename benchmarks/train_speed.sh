@@ -5,14 +5,15 @@
 #             by liger-kernel, by cut-cross-entropy and compiled (also with --accumulate unsharded), against
 #             TRL's SFTTrainer (padding-free; SDPA and FlexAttention, each with and without its Liger option),
 #             all from the same random weights; at 128 rows and at the card's 512 (the names ending in _512);
-#             m_/n_: flash-attn-4 in place of torch's FlashAttention 2 (fails with torch 2.11: RESULTS.md).
+#             m_/n_: flash-attn-4 in place of torch's FlashAttention 2.
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
 #             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows (512 where the name says):
 #             transformers' PyTorch reference path (no Mamba kernels, padded, unfused loss) against the kernels
 #             padded, and the kernels packed with seq_idx + varlen attention + fused loss, experts grouped_mm and
 #             eager (profiled: where the step's GPU time goes), then compiled blocks, the compiled loss and one
 #             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch;
-#             o_/p_: the full scale's activation checkpointing, with and without compiled blocks and loss.
+#             o_/p_: the full scale's activation checkpointing, with and without compiled blocks and loss; r_: the
+#             attention layer on flash-attn-4.
 # Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
 # and the table at the end compares each run's loss curve with the part's first run.
 #
@@ -74,11 +75,11 @@ case $PART in
         # loss table compares them with each other
         j_ours_compiled_ce_unsharded_512) ours $run off $llama --pack-tokens 32768 --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 ;;
-        # flash-attn-4 in place of torch's FlashAttention 2 for the varlen kernel (--attention-kernel fa4)
+        # flash-attn-4 in place of torch's FlashAttention 2 for the varlen kernel (--packed-attention fa4)
         m_ours_fa4) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded \
-          --attention-kernel fa4 ;;
+          --packed-attention fa4 ;;
         n_ours_fa4_512) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded \
-          --global-batch-rows 512 --attention-kernel fa4 ;;
+          --global-batch-rows 512 --packed-attention fa4 ;;
         k_trl_sdpa_512) trl $run --attn-implementation sdpa --global-batch-rows 512 ;;
         l_trl_sdpa_liger_512) trl $run --attn-implementation sdpa --liger --global-batch-rows 512 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
@@ -115,6 +116,9 @@ case $PART in
         p_kernels_packed_fused_ac) ours $run on $nemo $packed --activation-checkpointing --steps 10 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
+        # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
+        r_kernels_packed_compiled_ce_unsharded_512_fa4) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --accumulate unsharded --global-batch-rows 512 --steps 6 --packed-attention fa4 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;

@@ -1,15 +1,17 @@
-"""FlashAttention's varlen kernel on the trainer's own packs: torch's built-in FA2 against flash-attn-4.
+"""The varlen attention kernels on the trainer's own packs: FlashAttention 2, flash-attn-4 and cuDNN.
 
 The packs are the ones train_sft.py trains on (the chat rows, packed to --pack-tokens), so the
 row lengths are the real ones: chat rows of a few hundred tokens, where a kernel's per-block
-overhead and its tiles' causal waste weigh most. Each kernel runs the trainer's attention entry
-(lineage.training.varlen_attention, grouped-query heads as the model gives them) forward and
-backward on the same random bf16 q, k, v; times are medians of CUDA-event timings after warm-up.
-TFLOP/s count each row's causal attention (forward 2·d·h·L² per row, backward 2.5x that), not
-the tiles a kernel computes. Both kernels' outputs are compared with float32 SDPA row by row.
+overhead and its tiles' causal waste weigh most. fa2 and fa4 run the trainer's attention entry
+(lineage.training.varlen_attention; fa4 with lineage.training.flash_attention_4 activated), cudnn
+an eager entry of this file; grouped-query heads as the model gives them, forward and backward on
+the same random bf16 q, k, v. Times are medians of CUDA-event timings after warm-up; each pack's
+first call is timed apart (flash-attn-4 compiles its kernels at first use). TFLOP/s count each
+row's causal attention (forward 2·d·h·L² per row, backward 2.5x that), not the tiles a kernel
+computes. Outputs are compared with float32 SDPA row by row, gradients with fa2's.
 
-A kernel that fails prints its error in its row (with torch 2.11, flash-attn-4 4.0.0b36 does:
-benchmarks/RESULTS.md). Run as (repository root, one GPU; flash-attn-4 importable for the fa4 rows):
+A kernel that fails prints its error in its row. Run as (repository root, one GPU; flash-attn-4
+importable for the fa4 rows):
     PYTHONPATH=workflow/scripts python benchmarks/varlen_kernels.py --tokenizer OUT/tokenizer \\
         --data OUT/data/winners_x40.jsonl --data OUT/data/general_mix.jsonl
 """
@@ -27,42 +29,35 @@ from transformers import AutoTokenizer
 import train_sft
 from lineage.chat import load_bundle
 from lineage.training import dist as tdist
-from lineage.training import varlen_attention
+from lineage.training import flash_attention_4, varlen_attention
 from lineage.training.data import BatchPlan
 
 # (name, query heads, key/value heads, head dim): the two models' attention layers
 SHAPES = (("llama-1b", 32, 8, 64), ("nemotron-h card", 32, 2, 128))
 
 
-KERNELS = ("fa2", "fa4")  # torch's built-in FlashAttention 2, or flash-attn-4 put in its place
+KERNELS = ("fa2", "fa4", "cudnn")
 
 
-def use_kernel(kernel: str) -> None:
-    """Route torch's flash-attention ops (the varlen kernel's) to `kernel` for this process.
+def cudnn_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """The varlen entry's contract through cuDNN's fused attention on the ragged rows, eager.
 
-    fa4 is the flash-attn-4 package (CuTe DSL kernels for Hopper and Blackwell), registered in
-    torch's dispatcher by torch.nn.attention.activate_flash_attention_impl: the ops keep their
-    schema, so compiled blocks would trace them as before. Only the benchmarks use it: with torch
-    2.11 and flash-attn-4 4.0.0b36 the registered forward fails (benchmarks/RESULTS.md).
+    aten._cudnn_attention_forward with cumulative lengths is the path of torch's jagged nested
+    tensors; aten's autograd formula gives its backward. Not a trainer option: on the chat rows
+    its forward is 50x FlashAttention 2's time (benchmarks/RESULTS.md).
     """
-    if kernel not in KERNELS:
-        raise ValueError(f"attention kernel {kernel!r}: choose one of {', '.join(KERNELS)}")
-    if kernel == "fa2":
-        return
-    try:
-        from torch.nn.attention import activate_flash_attention_impl, list_flash_attention_impls
-    except ImportError as error:
-        raise RuntimeError(f"the fa4 kernel needs torch >= 2.10 (flash-attention registry); this is torch "
-                           f"{torch.__version__}") from error
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] not in (9, 10):
-        raise RuntimeError("the fa4 kernel runs on Hopper or Blackwell GPUs (compute capability 9.x or 10.x)")
-    if "FA4" not in list_flash_attention_impls():
-        raise RuntimeError(f"this torch {torch.__version__} has no FA4 registration (it lists "
-                           f"{list_flash_attention_impls()}); use fa2")
-    try:
-        activate_flash_attention_impl("FA4")
-    except ImportError as error:
-        raise RuntimeError("the fa4 kernel needs the flash-attn-4 package: pip install flash-attn-4") from error
+    q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))  # (tokens, heads, dim)
+    cu, bound = kwargs["cu_seq_lens_q"], kwargs["max_length_q"]
+    out = torch.ops.aten._cudnn_attention_forward(q, k, v, None, cu, cu, bound, bound, True, 0.0, True, False,
+                                                  scale=scaling)[0]
+    return out.unsqueeze(0), None
+
+
+def entry(kernel: str):
+    """The attention entry that runs `kernel`; fa4 stays under torch's flash-attention ops once chosen."""
+    if kernel == "fa4":
+        flash_attention_4.activate(torch.device("cuda"))
+    return cudnn_attention if kernel == "cudnn" else varlen_attention.varlen_attention
 
 
 def parse_args(argv=None):
@@ -72,7 +67,8 @@ def parse_args(argv=None):
     parser.add_argument("--pack-tokens", type=int, default=32768)
     parser.add_argument("--rows", type=int, default=128, help="rows packed (one step of that global batch)")
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--kernels", default="fa2,fa4", help="comma-separated, in order (fa4 stays on once used)")
+    parser.add_argument("--kernels", default="fa2,fa4",
+                        help=f"comma-separated, of {', '.join(KERNELS)}, in order (fa4 stays on once used: keep it last)")
     return parser.parse_args(argv)
 
 
@@ -90,9 +86,9 @@ def real_packs(args) -> list[tuple[torch.Tensor, int]]:
     return [(micro["cu_seq_lens"].cuda(), micro["longest"]) for micro in step_data(0).micro_batches]
 
 
-def timed(fn, repeats: int) -> float:
-    """Median milliseconds of fn() over `repeats` runs, after three warm-up runs."""
-    for _ in range(3):
+def timed(fn, repeats: int, warmup: int = 3) -> float:
+    """Median milliseconds of fn() over `repeats` runs, after `warmup` runs."""
+    for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
@@ -117,9 +113,13 @@ def reference_error(q, k, v, out, cu: torch.Tensor, rows: int = 8) -> float:
     return worst
 
 
-def measure(packs, heads: int, kv_heads: int, dim: int, repeats: int):
-    """(forward ms, backward ms, worst error vs fp32, gradients) summed over the packs."""
-    fwd = bwd = 0.0
+def measure(entry, packs, heads: int, kv_heads: int, dim: int, repeats: int):
+    """(forward ms, backward ms, first-call ms, worst error vs fp32, gradients), each summed over the packs.
+
+    The first-call time is a pack's first forward and backward, less the steady ones: what a new
+    shape costs the kernel beyond its work (cuDNN's plan building).
+    """
+    fwd = bwd = first = 0.0
     errors, grads = [], []
     generator = torch.Generator(device="cuda").manual_seed(0)
     for cu, longest in packs:
@@ -127,23 +127,23 @@ def measure(packs, heads: int, kv_heads: int, dim: int, repeats: int):
         q, k, v = (torch.randn(1, h, tokens, dim, device="cuda", generator=generator, dtype=torch.bfloat16)
                    .requires_grad_() for h in (heads, kv_heads, kv_heads))
         bound = varlen_attention.grid_length(longest)
+        dout = torch.randn(1, tokens, heads, dim, device="cuda", generator=generator, dtype=torch.bfloat16)
 
         def forward():
-            return varlen_attention.varlen_attention(None, q, k, v, None, cu_seq_lens_q=cu, max_length_q=bound)[0]
-
-        out = forward()
-        dout = torch.randn_like(out)
+            return entry(None, q, k, v, None, cu_seq_lens_q=cu, max_length_q=bound)[0]
 
         def backward():
             q.grad = k.grad = v.grad = None
             forward().backward(dout)
 
+        cold = timed(backward, 1, warmup=0)
         forward_ms = timed(forward, repeats)
-        fwd, bwd = fwd + forward_ms, bwd + timed(backward, repeats) - forward_ms  # the timed backward reruns it
-        errors.append(reference_error(*(t[0].transpose(0, 1) for t in (q, k, v)), out[0].detach(), cu))
+        both_ms = timed(backward, repeats)  # the timed backward reruns the forward
+        fwd, bwd, first = fwd + forward_ms, bwd + both_ms - forward_ms, first + cold - both_ms
+        errors.append(reference_error(*(t[0].transpose(0, 1) for t in (q, k, v)), forward()[0].detach(), cu))
         backward()
         grads.append(torch.cat([t.grad.flatten().float() for t in (q, k, v)]))
-    return fwd, bwd, max(errors), grads
+    return fwd, bwd, first, max(errors), grads
 
 
 def main(args) -> int:
@@ -152,20 +152,20 @@ def main(args) -> int:
     print(f"packs: {len(packs)} of {args.pack_tokens} tokens, {len(lengths)} rows (padding tails included), "
           f"longest {max(lengths)}, mean {statistics.mean(lengths):.0f}; {torch.cuda.get_device_name()}, "
           f"torch {torch.__version__}")
-    print("\n| shape | kernel | forward ms | backward ms | forward TFLOP/s | backward TFLOP/s | rel. error vs fp32 "
-          "| grads vs fa2 |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| shape | kernel | forward ms | backward ms | forward TFLOP/s | backward TFLOP/s | first calls, extra ms "
+          "| rel. error vs fp32 | grads vs fa2 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     kept: dict[str, list] = {}
     for kernel in args.kernels.split(","):
         try:
-            use_kernel(kernel)
+            attend = entry(kernel)
         except RuntimeError as error:
             print(f"| all | {kernel} | not run: {error} |")
             continue
         for name, heads, kv_heads, dim in SHAPES:
             label = f"{name} ({heads}/{kv_heads} heads of {dim})"
             try:
-                fwd, bwd, error, grads = measure(packs, heads, kv_heads, dim, args.repeats)
+                fwd, bwd, first, error, grads = measure(attend, packs, heads, kv_heads, dim, args.repeats)
             except Exception as failure:  # a kernel package that does not fit this torch: say so, go on
                 print(f"| {label} | {kernel} | failed: {type(failure).__name__}: {failure} |")
                 continue
@@ -176,7 +176,7 @@ def main(args) -> int:
                 versus = f"{((torch.cat(grads) - ref).norm() / ref.norm()).item():.1e}"
             kept.setdefault(name, grads)
             print(f"| {label} | {kernel} | {fwd:.2f} | {bwd:.2f} | {flops / fwd / 1e9:.0f} | "
-                  f"{2.5 * flops / bwd / 1e9:.0f} | {error:.1e} | {versus} |")
+                  f"{2.5 * flops / bwd / 1e9:.0f} | {first:.0f} | {error:.1e} | {versus} |")
     tdist.close()
     return 0
 

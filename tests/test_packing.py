@@ -158,7 +158,7 @@ def test_varlen_attention_is_refused_on_cpu(base, tmp_path, capsys):
     args = train_args(base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen", device="cpu")
     with pytest.raises(SystemExit):
         run_in_process("train_sft", args)
-    assert "varlen runs FlashAttention's CUDA kernel; on CPU use sdpa" in capsys.readouterr().err
+    assert "--packed-attention varlen runs a CUDA kernel; on CPU use sdpa" in capsys.readouterr().err
 
 
 def test_varlen_attention_in_fp32_is_refused_before_any_step(base, tmp_path, capsys):

@@ -34,7 +34,7 @@ from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
 from lineage.modeling import count_params
 from lineage.training import dist as tdist
-from lineage.training import head_loss, varlen_attention
+from lineage.training import flash_attention_4, head_loss, varlen_attention
 from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
 from lineage.training.data import (
@@ -57,25 +57,33 @@ from lineage.errors import run_cli
 
 
 PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
+VARLEN_KERNELS = (varlen_attention.NAME, flash_attention_4.NAME)  # packed attention that takes the row boundaries
 
 
 def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
     parser = training_parser("Supervised fine-tuning on chat rows (assistant-only loss)", SftRecipe)
     args, recipe = parse_training_args(parser, SftRecipe, argv)
-    if recipe.packed_attention == varlen_attention.NAME and args.device == "cpu":
-        parser.error("--packed-attention varlen runs FlashAttention's CUDA kernel; on CPU use sdpa")
-    if recipe.packed_attention == varlen_attention.NAME and recipe.precision == "fp32":
+    kernel = recipe.packed_attention
+    if kernel in VARLEN_KERNELS and args.device == "cpu":
+        parser.error(f"--packed-attention {kernel} runs a CUDA kernel; on CPU use sdpa")
+    if kernel in VARLEN_KERNELS and recipe.precision == "fp32":
         refusal = varlen_attention.dtype_refusal(torch.float32)
-        parser.error(f"--packed-attention varlen with --precision fp32: {refusal}; train in bf16 or pack with sdpa")
+        parser.error(f"--packed-attention {kernel} with --precision fp32: {refusal}; train in bf16 or pack with sdpa")
     return args, recipe
 
 
-def attention_implementation(recipe: SftRecipe) -> str | None:
-    """The attn_implementation to build the model with (None: transformers' default for it)."""
+def attention_implementation(recipe: SftRecipe, device: torch.device) -> str | None:
+    """The attn_implementation to build the model with (None: transformers' default for it).
+
+    fa4 is the varlen implementation with flash-attn-4's kernels put under torch's flash-attention
+    ops on `device` (refused with what to install or choose where they cannot run).
+    """
     if not recipe.packing:
         return None
-    if recipe.packed_attention == varlen_attention.NAME:
-        varlen_attention.register()
+    if recipe.packed_attention == flash_attention_4.NAME:
+        flash_attention_4.activate(device)
+    if recipe.packed_attention in VARLEN_KERNELS:
+        return varlen_attention.register()
     return recipe.packed_attention
 
 
@@ -158,7 +166,7 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
     `boundaries` are the packed micro-batch's inputs that the model needs (packing.boundary_inputs).
     """
 
-    varlen = recipe.packed_attention == varlen_attention.NAME
+    varlen = recipe.packed_attention in VARLEN_KERNELS
 
     def loss_fn(model, micro):
         inputs = {"input_ids": micro["input_ids"]} | {key: micro[key] for key in boundaries}
@@ -178,6 +186,8 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
     try:
         parent = verify_parent(args, env)
         head_loss.check_available(recipe.fused_loss, env.device)
+        if recipe.packed_attention == flash_attention_4.NAME:
+            flash_attention_4.activate(env.device)  # before any data work: refused here if it cannot run
         boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
             if recipe.packing else ()
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
@@ -193,7 +203,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             env,
             precision=recipe.precision,
             activation_checkpointing=recipe.activation_checkpointing,
-            attn_implementation=attention_implementation(recipe),
+            attn_implementation=attention_implementation(recipe, env.device),
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
             sharding=args.sharding,

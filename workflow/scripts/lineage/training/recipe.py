@@ -25,7 +25,7 @@ from lineage.cli import json_object
 
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
-PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen")
+PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen", "fa4")
 FUSED_LOSSES = ("none", "liger", "cce", "compiled")
 EXPERTS = ("grouped_mm", "eager")
 
@@ -119,8 +119,9 @@ class SftRecipe(TrainRecipe):
     pack_tokens: int | None = setting(None, doc="tokens per packed micro-batch (default: max_length)")
     packed_attention: str = setting(
         "sdpa",
-        doc="how packed rows are kept apart: sdpa (dense row mask), flex_attention (block mask) or varlen "
-        "(FlashAttention's variable-length kernel, CUDA only)",
+        doc="how packed rows are kept apart: sdpa (dense row mask), flex_attention (block mask), varlen "
+        "(FlashAttention 2's variable-length kernel, CUDA only) or fa4 (the same through flash-attn-4's kernels, "
+        "Hopper and Blackwell GPUs)",
         choices=PACKED_ATTENTION,
     )
     ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
