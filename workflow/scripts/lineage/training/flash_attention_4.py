@@ -34,6 +34,8 @@ def refusal(device: torch.device) -> str | None:
         return f"--packed-attention fa4 runs flash-attn-4's CUDA kernels; on {device.type} use sdpa"
     if importlib.util.find_spec("flash_attn") is None or importlib.util.find_spec("flash_attn.cute") is None:
         return f"--packed-attention fa4 needs the {PACKAGE} package: pip install {PACKAGE} (or use varlen)"
+    if not torch.cuda.is_available():
+        return "--packed-attention fa4 needs a CUDA GPU, and torch sees none here"
     major = torch.cuda.get_device_capability(device)[0]
     if major not in ARCHITECTURES:
         return (f"flash-attn-4 has kernels for Hopper and Blackwell GPUs (compute capability 9.x, 10.x), not "
