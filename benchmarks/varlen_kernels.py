@@ -44,7 +44,7 @@ def cudnn_attention(module, query, key, value, attention_mask, scaling=None, dro
 
     aten._cudnn_attention_forward with cumulative lengths is the path of torch's jagged nested
     tensors; aten's autograd formula gives its backward. Not a trainer option: on the chat rows
-    its forward is 50x FlashAttention 2's time (benchmarks/RESULTS.md).
+    its forward took 48x FlashAttention 2's time (benchmarks/RESULTS.md).
     """
     q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))  # (tokens, heads, dim)
     cu, bound = kwargs["cu_seq_lens_q"], kwargs["max_length_q"]
