@@ -157,15 +157,15 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
             lines.append(f"| {name} | {us / 1e3 / steps:,.1f} | {share} |")
     if shapes or not on_gpu:  # input shapes (and CPU time) only come with key_averages()' tree
         attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
-        ops = {(f"{e.key[:70]} {e.input_shapes}"[:150] if shapes else e.key[:70]): (e.count, getattr(e, attr))
+        ops = {f"{e.key} {e.input_shapes}" if shapes else e.key: (e.count, getattr(e, attr))
                for e in prof.key_averages(group_by_input_shape=shapes)
                if e.device_type == torch.autograd.DeviceType.CPU and getattr(e, attr) > 0
                and not e.key.startswith("ProfilerStep")}
     total = sum(us for _, us in ops.values()) or 1
     lines += ["", f"| op ({'self GPU' if on_gpu else 'self CPU'} time) | calls/step | ms/step | % |",
               "|---|---|---|---|"]
-    for name, (count, us) in sorted(ops.items(), key=lambda kv: -kv[1][1])[:rows]:
-        lines.append(f"| {name[:70] if not shapes else name} | {count / steps:,.0f} | {us / 1e3 / steps:,.1f} | "
+    for name, (count, us) in sorted(ops.items(), key=lambda kv: -kv[1][1])[:rows]:  # names cut for the table only
+        lines.append(f"| {name[:150] if shapes else name[:70]} | {count / steps:,.0f} | {us / 1e3 / steps:,.1f} | "
                      f"{100 * us / total:.1f}% |")
     return "\n".join(lines)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 
 import pytest
@@ -12,7 +11,7 @@ from _training_fixtures import build_base, run_in_process, train_args
 from lineage.errors import exit_code
 from lineage.training import flash_attention_4, varlen_attention
 
-HAS_FA4 = importlib.util.find_spec("flash_attn") is not None and importlib.util.find_spec("flash_attn.cute") is not None
+HAS_FA4 = flash_attention_4.installed()
 
 
 @pytest.fixture(scope="module")

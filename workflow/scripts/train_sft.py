@@ -186,8 +186,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
     try:
         parent = verify_parent(args, env)
         head_loss.check_available(recipe.fused_loss, env.device)
-        if recipe.packed_attention == flash_attention_4.NAME:
-            flash_attention_4.activate(env.device)  # before any data work: refused here if it cannot run
+        attn_implementation = attention_implementation(recipe, env.device)  # before any data work: fa4 may refuse
         boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
             if recipe.packing else ()
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
@@ -203,7 +202,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             env,
             precision=recipe.precision,
             activation_checkpointing=recipe.activation_checkpointing,
-            attn_implementation=attention_implementation(recipe, env.device),
+            attn_implementation=attn_implementation,
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
             sharding=args.sharding,

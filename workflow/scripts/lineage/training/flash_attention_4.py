@@ -28,11 +28,16 @@ class FlashAttention4Error(RuntimeError):
     """flash-attn-4 cannot run here; the message says what to install or choose instead."""
 
 
+def installed() -> bool:
+    """Whether flash-attn-4 imports here (its kernels live in flash_attn.cute; flash-attn 2 has none)."""
+    return importlib.util.find_spec("flash_attn") is not None and importlib.util.find_spec("flash_attn.cute") is not None
+
+
 def refusal(device: torch.device) -> str | None:
     """Why flash-attn-4 cannot run on `device` (None when it can)."""
     if device.type != "cuda":
         return f"--packed-attention fa4 runs flash-attn-4's CUDA kernels; on {device.type} use sdpa"
-    if importlib.util.find_spec("flash_attn") is None or importlib.util.find_spec("flash_attn.cute") is None:
+    if not installed():
         return f"--packed-attention fa4 needs the {PACKAGE} package: pip install {PACKAGE} (or use varlen)"
     if not torch.cuda.is_available():
         return "--packed-attention fa4 needs a CUDA GPU, and torch sees none here"
