@@ -174,7 +174,10 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
     timed = [r for r in rows if first <= r["step"] <= last] or rows
     tps = statistics.median(r["tok_per_s"] for r in timed) / world_size
     mfus = [r["mfu"] for r in timed if r.get("mfu") is not None]
+    matmul_mfus = [r["mfu_without_attention"] for r in timed if r.get("mfu_without_attention") is not None]
     mfu = f"{100 * statistics.median(mfus):.1f}%" if mfus else "n/a"
+    if matmul_mfus:
+        mfu += f" ({100 * statistics.median(matmul_mfus):.1f}% without attention)"
     mems = [r["peak_mem_gib"] for r in rows if r.get("peak_mem_gib") is not None]
     mem = f"{max(mems):.1f} GiB/GPU" if mems else "n/a"
     step_s = statistics.median(r["step_time_s"] for r in timed)

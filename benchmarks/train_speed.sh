@@ -5,7 +5,8 @@
 #             by liger-kernel, by cut-cross-entropy and compiled (also with --accumulate unsharded), against
 #             TRL's SFTTrainer (padding-free; SDPA and FlexAttention, each with and without its Liger option),
 #             all from the same random weights; at 128 rows and at the card's 512 (the names ending in _512);
-#             m_/n_: flash-attn-4 in place of torch's FlashAttention 2.
+#             m_/n_: flash-attn-4 in place of torch's FlashAttention 2; s_/t_: the in-place loss kernel
+#             (--fused-loss inplace) with flash-attn-4 and with FlashAttention 2.
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E: 3 Mamba-2, 3 MoE of 128
 #             experts top-6, 1 attention), vocabulary 131,072, global batch 128 rows (512 where the name says):
 #             transformers' PyTorch reference path (no Mamba kernels, padded, unfused loss) against the kernels
@@ -13,7 +14,7 @@
 #             eager (profiled: where the step's GPU time goes), then compiled blocks, the compiled loss and one
 #             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch;
 #             o_/p_: the full scale's activation checkpointing, with and without compiled blocks and loss; r_: the
-#             attention layer on flash-attn-4.
+#             attention layer on flash-attn-4; s_: the in-place loss kernel in place of the compiled loss.
 # Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
 # and the table at the end compares each run's loss curve with the part's first run.
 #
@@ -80,6 +81,11 @@ case $PART in
           --packed-attention fa4 ;;
         n_ours_fa4_512) ours $run off $llama --pack-tokens 32768 --fused-loss compiled --accumulate unsharded \
           --global-batch-rows 512 --packed-attention fa4 ;;
+        # the loss's gradient written over the logits by one Triton kernel (--fused-loss inplace)
+        s_ours_fa4_inplace_512) ours $run off $llama --pack-tokens 32768 --fused-loss inplace --accumulate unsharded \
+          --global-batch-rows 512 --packed-attention fa4 ;;
+        t_ours_inplace_512) ours $run off $llama --pack-tokens 32768 --fused-loss inplace --accumulate unsharded \
+          --global-batch-rows 512 ;;
         k_trl_sdpa_512) trl $run --attn-implementation sdpa --global-batch-rows 512 ;;
         l_trl_sdpa_liger_512) trl $run --attn-implementation sdpa --liger --global-batch-rows 512 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
@@ -119,6 +125,9 @@ case $PART in
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
         r_kernels_packed_compiled_ce_unsharded_512_fa4) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 --packed-attention fa4 ;;
+        # the loss's gradient written over the logits by one Triton kernel (--fused-loss inplace)
+        s_kernels_packed_inplace_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss inplace \
+          --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;
@@ -133,18 +142,21 @@ runs = {name: rows for name, rows in runs.items() if rows}
 if not runs:
     sys.exit("no run left metrics")
 ref_name, ref = next(iter(runs.items()))
-print(f"\n| run | steps | loss first -> last | max rel. loss diff vs {ref_name} | tokens/s | MFU | peak GiB |")
-print("|---|---|---|---|---|---|---|")
+print(f"\n| run | steps | loss first -> last | max rel. loss diff vs {ref_name} | tokens/s | MFU | MFU without attention "
+      "| peak GiB |")
+print("|---|---|---|---|---|---|---|---|")
 speed = {}
 for name, rows in runs.items():
     timed = rows[3:] or rows
     speed[name] = statistics.median(r["tok_per_s"] for r in timed)
     mfus = [r["mfu"] for r in timed if r.get("mfu") is not None]
+    matmul_mfus = [r.get("mfu_without_attention") for r in timed if r.get("mfu_without_attention") is not None]
     mem = max((r.get("peak_mem_gib") or 0) for r in rows)
     shared = min(len(rows), len(ref))
     diff = max(abs(r["loss"] - q["loss"]) / q["loss"] for r, q in zip(rows[:shared], ref[:shared]) if "loss" in r)
     print(f"| {name} | {len(rows)} | {rows[0].get('loss', float('nan')):.4f} -> {rows[-1].get('loss', float('nan')):.4f} | "
-          f"{100 * diff:.3f}% | {speed[name]:,.0f} | {100 * statistics.median(mfus):.1f}% | {mem:.1f} |")
+          f"{100 * diff:.3f}% | {speed[name]:,.0f} | {100 * statistics.median(mfus):.1f}% | "
+          f"{f'{100 * statistics.median(matmul_mfus):.1f}%' if matmul_mfus else '-'} | {mem:.1f} |")
 base = min(speed, key=speed.get)
 print("\n" + ", ".join(f"{name} {value / speed[base]:.2f}x" for name, value in speed.items()) + f" (vs {base}, the slowest)")
 PY

@@ -10,7 +10,8 @@ mfu, step_time_s, peak_mem_gib).
 With --family/--size (and --vocab-size) instead of a checkpoint's weights, the model is the random
 draw of benchmarks/sft_throughput.py with the same --init-seed (the same weights as our trainer's
 run), built from --init's tokenizer. MFU counts as the trainer does (lineage.modeling.ParamCounts:
-the head at the trained positions), TRL's own liger option (--liger) included.
+the head at the trained positions, each row's causal attention; mfu_without_attention the matmuls
+alone), TRL's own liger option (--liger) included.
 
 Run as (repository root, PYTHONPATH=workflow/scripts):
     python benchmarks/train_trl_sft.py --init CKPT --data rows.jsonl --steps 12 --global-batch-rows 128 \
@@ -33,7 +34,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
 from lineage.chat import IGNORE_INDEX, load_bundle, tokenize_rows
-from lineage.modeling import build_config, count_params
+from lineage.modeling import build_config, causal_pairs, count_params
 from lineage.training.data import load_rows, sample_order
 from lineage.training.optim import build_optimizer, lr_multiplier
 
@@ -69,8 +70,8 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def ordered_rows(args, tokenizer) -> tuple[list, list[int]]:
-    """The tokenized rows in the order train_sft.py takes them, and each step's token count."""
+def ordered_rows(args, tokenizer) -> tuple[list, list[int], list[int], list[int]]:
+    """The tokenized rows in the order train_sft.py takes them; each step's tokens, trained tokens and causal pairs."""
     bundle = load_bundle(args.init)
     tokenizer.chat_template = bundle.chat_template
     raw, _ = load_rows(args.data, required=("messages",))
@@ -91,7 +92,8 @@ def ordered_rows(args, tokenizer) -> tuple[list, list[int]]:
     steps = [chosen[s * g : (s + 1) * g] for s in range(args.steps)]
     tokens = [sum(len(r.input_ids) for r in step) for step in steps]
     trained = [sum(sum(label != IGNORE_INDEX for label in r.labels[1:]) for r in step) for step in steps]
-    return chosen, tokens, trained
+    pairs = [causal_pairs(len(r.input_ids) for r in step) for step in steps]
+    return chosen, tokens, trained, pairs
 
 
 class SequentialSFTTrainer(SFTTrainer):
@@ -104,8 +106,8 @@ class SequentialSFTTrainer(SFTTrainer):
 class StepLog(TrainerCallback):
     """Wall time per optimizer step (synchronised) and the logged loss, as metrics.jsonl lines."""
 
-    def __init__(self, path, tokens: list[int], trained: list[int], params):
-        self.path, self.tokens, self.trained, self.params = path, tokens, trained, params
+    def __init__(self, path, tokens: list[int], trained: list[int], pairs: list[int], params):
+        self.path, self.tokens, self.trained, self.pairs, self.params = path, tokens, trained, pairs, params
         self.records: list[dict] = []
         self.t0 = None
 
@@ -124,7 +126,8 @@ class StepLog(TrainerCallback):
                 "step": state.global_step,
                 "tokens": tokens,
                 "tok_per_s": tokens / dt,
-                "mfu": self.params.step_flops(tokens, trained) / dt / PEAK_FLOPS,
+                "mfu": self.params.step_flops(tokens, trained, self.pairs[state.global_step - 1]) / dt / PEAK_FLOPS,
+                "mfu_without_attention": self.params.step_flops(tokens, trained) / dt / PEAK_FLOPS,
                 "step_time_s": dt,
                 "peak_mem_gib": torch.cuda.max_memory_allocated() / 2**30 if DEVICE == "cuda" else None,
             }
@@ -145,7 +148,7 @@ class StepLog(TrainerCallback):
 
 def main(args) -> int:
     tokenizer = AutoTokenizer.from_pretrained(args.init)
-    rows, tokens, trained = ordered_rows(args, tokenizer)
+    rows, tokens, trained, pairs = ordered_rows(args, tokenizer)
     dataset = Dataset.from_dict({"input_ids": [r.input_ids for r in rows], "labels": [r.labels for r in rows]})
     if args.family:
         from sft_throughput import random_model
@@ -164,7 +167,7 @@ def main(args) -> int:
         optimizer,
         lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule="cosine"),
     )
-    log = StepLog(args.metrics, tokens, trained, params)
+    log = StepLog(args.metrics, tokens, trained, pairs, params)
     with tempfile.TemporaryDirectory() as scratch:
         config = SFTConfig(
             output_dir=scratch,

@@ -5,7 +5,9 @@
   packed loss is the padded loss.
 - Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them): the eager loss and
   gradients, in bf16 (the experts' grouped GEMMs compile in bf16 only).
-- The fused head losses (liger-kernel, cut-cross-entropy, the compiled one): the unfused loss and gradients.
+- The fused head losses (liger-kernel, cut-cross-entropy, the compiled one, the in-place one): the
+  unfused loss and gradients; the in-place Triton kernel against its torch ops at vocabularies that
+  do and do not fill its column blocks.
 Run on a GPU machine as: python -m pytest tests/test_gpu_kernels.py (give it 10 minutes: compiling
 the card-width blocks from a cold cache took longer than 200 s on an H200).
 """
@@ -127,7 +129,7 @@ def test_compiled_blocks_give_the_eager_loss_and_gradients():
 
 @cuda
 @pytest.mark.parametrize("fused", [name for name, package in head_loss.KERNEL_PACKAGES.items()
-                                   if importlib.util.find_spec(package) is not None] + ["compiled"])
+                                   if importlib.util.find_spec(package) is not None] + ["compiled", "inplace"])
 def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
     torch.manual_seed(0)
     tokens, hidden, vocab = 6000, 2048, 131072
@@ -143,3 +145,19 @@ def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
     (ref, ref_dx, ref_dw), (got, dx, dw) = results["logits"], results[fused]
     assert abs(got.item() - ref.item()) < 1e-3 * ref.item()
     assert relative(dx, ref_dx) < 2e-2 and relative(dw, ref_dw) < 2e-2  # bf16 gradients, summed in other orders
+
+
+@cuda
+@pytest.mark.parametrize("vocab", [128256, 131072, 1000])  # a ragged last block, whole blocks, one short block
+def test_the_in_place_kernel_gives_its_torch_ops_loss_and_gradient(vocab):
+    from lineage.training import inplace_cross_entropy as inplace
+
+    torch.manual_seed(0)
+    logits = (torch.randn(3000, vocab, device="cuda") * 4).bfloat16()
+    targets = torch.randint(0, vocab, (3000,), device="cuda")
+    expected, got = logits.clone(), logits.clone()
+    expected_losses = inplace._loss_and_softmax_grad_torch_(expected, targets)
+    got_losses = inplace._loss_and_softmax_grad_triton_(got, targets)
+    assert torch.allclose(got_losses, expected_losses.float(), rtol=1e-5, atol=1e-4)
+    assert relative(got.float(), expected.float()) < 1e-2  # bf16 roundings of the same softmax
+    assert (got.float().sum(dim=1).abs() < 0.05).all()  # a softmax minus a one-hot sums to zero

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from transformers import AutoModelForCausalLM, LlamaConfig, NemotronHConfig
 
 from lineage.chat import IGNORE_INDEX
-from lineage.modeling import SHAPES, count_params
+from lineage.modeling import SHAPES, causal_pairs, count_params
 from lineage.training import head_loss
 
 VOCAB = 97
@@ -43,7 +43,7 @@ def grads(model) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("family", ["llama", "nemotron_h"])  # tied and untied heads
-@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4), ("compiled", 0)])
+@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4), ("compiled", 0), ("inplace", 0)])
 def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implementation, chunk):
     model = tiny(family)
     input_ids, labels = batch()
@@ -61,6 +61,22 @@ def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implem
     assert got.keys() == expected_grads.keys()
     for name, grad in expected_grads.items():
         assert (got[name] - grad).norm() <= 1e-6 * grad.norm(), name
+
+
+@pytest.mark.parametrize("implementation", ["compiled", "inplace"])
+def test_a_scaled_loss_scales_the_head_gradients(implementation):
+    """The trainer backpropagates loss_sum / trained tokens: the in-place gradient must take that factor."""
+    torch.manual_seed(0)
+    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
+    targets = torch.randint(0, 11, (7,))
+    expected = F.cross_entropy(hidden @ weight.T, targets, reduction="sum")
+    expected_grads = torch.autograd.grad(expected * 0.37, (hidden, weight))
+    loss = head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0)
+    grads = torch.autograd.grad(loss * 0.37, (hidden, weight))
+    assert torch.allclose(loss, expected, rtol=1e-12)
+    for got, want in zip(grads, expected_grads, strict=True):
+        assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_only_labelled_positions_reach_the_head():
@@ -94,6 +110,7 @@ def test_kernel_libraries_are_refused_where_they_cannot_run(monkeypatch):
     assert head_loss.choose("liger", 0) == "liger"
     head_loss.check_available("compiled", torch.device("cpu"))
     assert head_loss.choose("compiled", 0) == "compiled"
+    head_loss.check_available("inplace", torch.device("cpu"))  # torch ops where Triton does not run
 
 
 def test_a_model_that_rescales_its_logits_is_refused():
@@ -109,9 +126,14 @@ def test_flop_counts_take_a_tied_head_once_and_no_embedding_lookup():
     assert counts.total == sum(p.numel() for p in tied.parameters())  # named twice, counted once
     assert counts.embedding == 0 and counts.head == VOCAB * tied.config.hidden_size
     assert counts.step_flops(10, 4) == 6 * (counts.body * 10 + counts.head * 4)
+    # two attention layers of 4 heads x 16; a causal row of 3 tokens attends 3 + 2 + 1 pairs
+    assert counts.attention_width == 2 * 4 * 16 and causal_pairs([3, 1]) == 7
+    assert counts.step_flops(10, 4, 7) - counts.step_flops(10, 4) == 12 * 128 * 7
     moe = count_params(untied)
     assert moe.embedding == moe.head == VOCAB * untied.config.hidden_size
     experts = sum(p.numel() for n, p in untied.named_parameters() if ".experts." in n)
     top_k, routed = untied.config.num_experts_per_tok, untied.config.n_routed_experts
     assert moe.active == moe.total - experts + experts * top_k // routed
     assert moe.body == moe.active - 2 * VOCAB * untied.config.hidden_size
+    pattern = untied.config.layers_block_type
+    assert moe.attention_width == pattern.count("full_attention") * 4 * 16  # not its Mamba-2 layers

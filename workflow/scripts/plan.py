@@ -15,7 +15,8 @@ parameters counted exactly; memory then follows from how this project trains:
   output, its fp32 copy for the loss and the fp32 gradient (10 bytes x tokens x vocab; with chunked
   cross-entropy the fp32 part of one chunk only); with --fused-loss liger or cce none of them, only
   the head's fp32 gradient accumulator and one chunk; with --fused-loss compiled the bf16 logits
-  and their bf16 gradient (4 bytes x tokens x vocab);
+  and their bf16 gradient (4 bytes x tokens x vocab); with --fused-loss inplace one bf16 buffer that
+  holds the logits, then their gradient (2 bytes x tokens x vocab);
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
 Host memory per node is lineage.cluster.host_memory_mb (what `mem_mb: auto` asks Slurm for).
@@ -66,7 +67,8 @@ from lineage.errors import run_cli  # noqa: E402
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
 # ours, Nemotron-H at the card's widths with the full scale's settings (packed, compiled blocks and loss, activation
-# checkpointing: its recompute is in the step, not in the FLOPs), one H200 (benchmarks/RESULTS.md, 2026-12-02)
+# checkpointing: its recompute is in the step, not in the FLOPs), one H200 (benchmarks/RESULTS.md, 2026-12-02);
+# without attention FLOPs, as step_time counts them (its attention layer adds 0.1 points at these rows)
 MEASURED_MFU = 0.248
 CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
@@ -112,6 +114,11 @@ MEASURED = (
     Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, unsharded", "nemotron_h",
              "30b_a3b_reduced", 131072, 32768, 110.4, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True,
              accumulate="unsharded"),
+    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, in-place loss, unsharded, 512 rows", "llama", "1b",
+             128256, 32768, 67.7, CHAT_LOSS_SHARE, fused_loss="inplace", compiled=True, accumulate="unsharded"),
+    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, in-place loss, unsharded, 512 rows",
+             "nemotron_h", "30b_a3b_reduced", 131072, 32768, 105.3, CHAT_LOSS_SHARE, fused_loss="inplace",
+             compiled=True, accumulate="unsharded"),
     Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss, activation checkpointing", "nemotron_h",
              "30b_a3b_reduced", 131072, 32768, 88.0, CHAT_LOSS_SHARE, fused_loss="liger", checkpointing=True),
     Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, activation checkpointing",
@@ -202,6 +209,8 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
         logits = 4 * vocab * hidden + 8 * min(FUSED_CHUNK_ROWS, loss_tokens) * vocab
     elif fused_loss == "compiled":  # the bf16 logits, then their bf16 gradient; the fp32 softmax stays in registers
         logits = 4 * loss_tokens * vocab
+    elif fused_loss == "inplace":  # one bf16 buffer: the logits, then their gradient written over them
+        logits = 2 * loss_tokens * vocab
     elif ce_chunk_tokens:  # the bf16 logits, but only one chunk's fp32 copy and gradient
         logits = (2 * loss_tokens + 8 * min(ce_chunk_tokens, loss_tokens)) * vocab
     else:

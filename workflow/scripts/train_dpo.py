@@ -25,7 +25,7 @@ from transformers import AutoTokenizer
 
 from lineage.chat import completion_logprob_inputs, load_bundle
 from lineage.io import DataError
-from lineage.modeling import count_params
+from lineage.modeling import causal_pairs, count_params
 from lineage.training import dist as tdist
 from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
@@ -111,8 +111,9 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
                 collate([pairs[i][0] for i in ids] + [pairs[i][1] for i in ids], tokenizer.pad_token_id)
                 for ids in groups
             ]
-            tokens = sum(len(pairs[i][0].input_ids) + len(pairs[i][1].input_ids) for ids in groups for i in ids)
-            return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=tokens)
+            lengths = [len(row.input_ids) for ids in groups for i in ids for row in pairs[i][:2]]  # chosen, rejected
+            return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=sum(lengths),
+                            attention_pairs=causal_pairs(lengths))
 
         policy = load_sharded_model(args.init, env, precision=recipe.precision,
                                     activation_checkpointing=recipe.activation_checkpointing, sharding=args.sharding,

@@ -32,7 +32,7 @@ from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
-from lineage.modeling import count_params
+from lineage.modeling import causal_pairs, count_params
 from lineage.training import dist as tdist
 from lineage.training import flash_attention_4, head_loss, varlen_attention
 from lineage.training.cli import parse_training_args, resume_hash, training_parser
@@ -147,8 +147,9 @@ def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, t
             groups = rank_rows(order, step, plan, env.rank)
             micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
         trained = sum(trained_token_count(m["labels"]) for m in micro)
-        return StepData(micro_batches=micro, normalizer=trained, tokens=sum(lengths[i] for ids in groups for i in ids),
-                        head_tokens=trained)
+        step_lengths = [lengths[i] for ids in groups for i in ids]
+        return StepData(micro_batches=micro, normalizer=trained, tokens=sum(step_lengths), head_tokens=trained,
+                        attention_pairs=causal_pairs(step_lengths))
 
     return step_data, stats, data_records
 

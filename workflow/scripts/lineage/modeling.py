@@ -175,22 +175,35 @@ class ParamCounts:
     total: every parameter once. active: those one token uses (routed experts top-k of n).
     embedding: the input embedding when it is not also the LM head (a lookup, no matmul).
     head: the LM head matrix (with tied embeddings, the shared matrix).
+    attention_width: the query width (heads x head dim) summed over the attention layers.
     """
 
     total: int
     active: int
     embedding: int
     head: int
+    attention_width: int = 0
 
     @property
     def body(self) -> int:
         """Active parameters in matmuls per input token: everything but the embedding lookup and the head."""
         return self.active - self.embedding - self.head
 
-    def step_flops(self, tokens: int, head_tokens: int) -> float:
-        """Training FLOPs (forward + backward, 6 per parameter and token) of `tokens` input tokens whose
-        logits are needed at `head_tokens` positions. Attention scores and the Mamba scan are not counted."""
-        return 6.0 * (self.body * tokens + self.head * head_tokens)
+    def step_flops(self, tokens: int, head_tokens: int, attention_pairs: int = 0) -> float:
+        """Training FLOPs of `tokens` input tokens whose logits are needed at `head_tokens` positions.
+
+        6 per parameter and token (forward + backward), and for the attention scores 12 per query
+        width and causal (query, key) pair of a row, the pairs each row attends within itself
+        (causal_pairs): QK^T and the weighted sum of V, 2 FLOPs a multiply-add each, backward twice
+        the forward. A kernel's recomputation and masked tiles are not model FLOPs; the Mamba
+        scan is not counted either.
+        """
+        return 6.0 * (self.body * tokens + self.head * head_tokens) + 12.0 * self.attention_width * attention_pairs
+
+
+def causal_pairs(lengths) -> int:
+    """(query, key) pairs that causal attention computes over rows of these lengths, each row alone."""
+    return sum(n * (n + 1) // 2 for n in lengths)
 
 
 def routed_experts(config) -> int | None:
@@ -200,7 +213,8 @@ def routed_experts(config) -> int | None:
 
 
 def count_params(model: torch.nn.Module) -> ParamCounts:
-    """Counts for MFU. Routed experts count top-k of n toward the active share.
+    """Counts for MFU. Routed experts count top-k of n toward the active share; attention layers are
+    the modules named "...Attention" with a q_proj (transformers' Llama, Nemotron-H and most others).
 
     Experts are recognised as 3-D parameters of a module whose class name ends in "Experts"
     (the fused layout of transformers 5). A parameter registered under two names counts once.
@@ -224,7 +238,9 @@ def count_params(model: torch.nn.Module) -> ParamCounts:
     tied = head_module is not None and (head_module.weight is embedding_module.weight
                                         or bool(getattr(config, "tie_word_embeddings", False)))
     embedding = 0 if tied else embedding_module.weight.numel()
-    return ParamCounts(total=total, active=active, embedding=embedding, head=head)
+    attention_width = sum(module.q_proj.out_features for module in model.modules()
+                          if type(module).__name__.endswith("Attention") and hasattr(module, "q_proj"))
+    return ParamCounts(total=total, active=active, embedding=embedding, head=head, attention_width=attention_width)
 
 
 def state_fingerprint(state_dict: Mapping[str, torch.Tensor]) -> str:

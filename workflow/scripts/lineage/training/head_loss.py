@@ -16,7 +16,11 @@ by one of these implementations, all the same sum over the same positions, the s
   logits is kept, and the head's matrix products stay large (liger's chunks are a few hundred
   positions at a 131k vocabulary);
 - cce:     cut-cross-entropy (Triton, CUDA): the loss without ever writing the logits to memory,
-  gradients unfiltered (exact).
+  gradients unfiltered (exact);
+- inplace: the head's bf16 logits in one matrix product, then one Triton kernel that computes each
+  position's loss and writes its gradient over its logits in the forward pass
+  (lineage.training.inplace_cross_entropy; off CUDA the same steps in torch ops): the logits are
+  read twice and written once, and the backward is the head's two matrix products.
 
 The forward is replaced on the instance, so FSDP2's hooks on the module still gather the head
 and the embedding around it; the caller divides the sum by the global batch's trained tokens, as
@@ -36,7 +40,7 @@ from torch.utils.checkpoint import checkpoint
 from lineage.chat import IGNORE_INDEX
 
 KERNEL_PACKAGES = {"liger": "liger_kernel", "cce": "cut_cross_entropy"}
-PACKAGE_FREE = ("none", "compiled")  # torch alone, on every device it runs on
+PACKAGE_FREE = ("none", "compiled", "inplace")  # torch alone (inplace: Triton, which CUDA builds of torch ship)
 # config attributes that change logits after the head: the fused kernels would skip them
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
@@ -94,13 +98,19 @@ def _cce(hidden, weight, targets, chunk_tokens):
     return linear_cross_entropy(hidden, weight, targets, reduction="sum", filter_eps=None).float()
 
 
+def _inplace(hidden, weight, targets, chunk_tokens):
+    from lineage.training.inplace_cross_entropy import head_cross_entropy_sum
+
+    return head_cross_entropy_sum(hidden, weight, targets)
+
+
 _FUNCTIONS: dict[str, Callable] = {"logits": _logits, "chunked": _chunked, "liger": _liger, "cce": _cce,
-                                   "compiled": _compiled}
+                                   "compiled": _compiled, "inplace": _inplace}
 IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
 
 def check_available(fused_loss: str, device: torch.device) -> None:
-    """Refuse a fused loss (none | liger | cce | compiled) that cannot run on `device`, saying what to install."""
+    """Refuse a fused loss (none | liger | cce | compiled | inplace) that cannot run on `device`, saying what to install."""
     if fused_loss in PACKAGE_FREE:
         return
     if fused_loss not in KERNEL_PACKAGES:
@@ -116,7 +126,7 @@ def check_available(fused_loss: str, device: torch.device) -> None:
 
 
 def choose(fused_loss: str, chunk_tokens: int) -> str:
-    """The implementation for the recipe's fused_loss (none | liger | cce | compiled) and ce_chunk_tokens."""
+    """The implementation for the recipe's fused_loss (none | liger | cce | compiled | inplace) and ce_chunk_tokens."""
     if fused_loss != "none":
         return fused_loss
     return "chunked" if chunk_tokens else "logits"

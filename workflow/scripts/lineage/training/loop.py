@@ -40,6 +40,7 @@ class StepData:
     normalizer: int  # what the loss is averaged over (trained tokens, or pairs), this rank's part
     tokens: int  # non-padding input tokens, this rank's part (for tok/s)
     head_tokens: int | None = None  # positions whose logits the loss needs, this rank's part (None: all tokens)
+    attention_pairs: int = 0  # causal (query, key) pairs of the rows, each row alone (modeling.causal_pairs)
 
 
 # loss_fn(model, micro_batch) -> (loss summed over the micro-batch, {stat name: summed value})
@@ -121,10 +122,10 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
         data = upcoming
         counts = all_reduce_sum(
             torch.tensor([data.normalizer, data.tokens, data.tokens if data.head_tokens is None else data.head_tokens,
-                          stop.requested is not None], dtype=torch.float64, device=env.device)
+                          data.attention_pairs, stop.requested is not None], dtype=torch.float64, device=env.device)
         )
-        normalizer, tokens, head_tokens = int(counts[0]), int(counts[1]), int(counts[2])
-        if counts[3] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
+        normalizer, tokens, head_tokens, pairs = (int(c) for c in counts[:4])
+        if counts[4] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
             _stop(args, recipe.steps, env, model, optimizer, state_dir, step,
                   {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
@@ -152,7 +153,8 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
         values = dict(zip(names, means, strict=True))
         tokens_per_s = tokens / dt
         peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
-        mfu_value = mfu(params.step_flops(tokens, head_tokens) / dt, env.world_size, peak)
+        mfu_value = mfu(params.step_flops(tokens, head_tokens, pairs) / dt, env.world_size, peak)
+        mfu_matmuls = mfu(params.step_flops(tokens, head_tokens) / dt, env.world_size, peak)  # no attention scores
         totals["tokens"] += tokens
         totals["normalizer"] += normalizer
         totals["final_loss"] = values["loss"]
@@ -181,6 +183,7 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
                 "normalizer": normalizer,
                 "tok_per_s": tokens_per_s,
                 "mfu": mfu_value,
+                "mfu_without_attention": mfu_matmuls,
                 "step_time_s": dt,
                 "peak_mem_gib": peak_mem,
             }

@@ -2,13 +2,16 @@
 
 tok/s counts every non-padding input token of the global batch (prompt included, as
 torchtitan and Megatron do) per second of step wall time. MFU = model FLOP/s / (peak × GPUs),
-model FLOPs = 6 × (N_body × tokens + N_head × loss positions) (lineage.modeling.ParamCounts):
-N_body are the matmul parameters one token uses (routed experts top-k of n), without the input
-embedding, a lookup; the LM head counts once (a tied embedding is the head) and only at the
-positions the loss reads (SFT: the trained tokens), which is all a fused head computes.
-Attention scores and the Mamba scan are not counted, so MFU is a lower bound. Peak is dense
-bf16 tensor-core FLOP/s per GPU, from --peak-flops or the table below; on CPU, or a GPU not in
-the table, MFU is reported as n/a.
+model FLOPs = 6 × (N_body × tokens + N_head × loss positions) + 12 × attention width × causal
+pairs (lineage.modeling.ParamCounts): N_body are the matmul parameters one token uses (routed
+experts top-k of n), without the input embedding, a lookup; the LM head counts once (a tied
+embedding is the head) and only at the positions the loss reads (SFT: the trained tokens), which
+is all a fused head computes. Attention scores count as PaLM's MFU counts them, but causally and
+per row: a packed row attends only itself, so a pack's FLOPs are those of its rows, not of one
+sequence of the pack's length. The Mamba scan is not counted. metrics.jsonl also keeps
+mfu_without_attention (the matmuls alone, the figure earlier RESULTS.md sections give). Peak is
+dense bf16 tensor-core FLOP/s per GPU, from --peak-flops or the table below; on CPU, or a GPU not
+in the table, MFU is reported as n/a.
 """
 
 from __future__ import annotations

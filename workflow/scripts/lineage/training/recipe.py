@@ -26,7 +26,7 @@ from lineage.cli import json_object
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen", "fa4")
-FUSED_LOSSES = ("none", "liger", "cce", "compiled")
+FUSED_LOSSES = ("none", "liger", "cce", "compiled", "inplace")
 EXPERTS = ("grouped_mm", "eager")
 
 
@@ -129,7 +129,8 @@ class SftRecipe(TrainRecipe):
     fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
                                          "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
                                          "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
-                                         "no fp32 copy of them)",
+                                         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
+                                         "that writes the loss's gradient over them in the forward pass, CUDA only)",
                               choices=FUSED_LOSSES)
     experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
                                              "one matmul pair per expert (eager); transformers' experts_implementation",

@@ -1,0 +1,111 @@
+"""The LM head's loss with its gradient computed in the forward pass, written over the logits (CUDA, Triton).
+
+At a 128k vocabulary the cross-entropy is memory-bound: each trained position's logits row is
+256 KB of bf16, and a compiled log-softmax with an autograd backward reads and writes the logits
+four to five times over the step. Here one Triton program per row reads its logits twice (the
+running max and sum of exponentials, then the softmax) and writes `softmax - onehot` over them;
+the logits buffer becomes the gradient buffer, so no second copy is ever alive. The backward is
+then the head's two matrix products, scaled by the incoming gradient on their (small) outputs.
+
+The result is the same summed fp32 cross-entropy as head_loss's other implementations. Off CUDA
+(or without Triton) the same two steps run as torch ops, which is what the CPU tests check the
+autograd wiring with; the GPU tests hold the kernel to them.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # CPU builds of torch ship without Triton
+    triton = None
+
+BLOCK = 32768  # columns per loop iteration: 64 KB of bf16 per program, 32 warps
+WARPS = 32
+
+
+def _loss_and_softmax_grad_torch_(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    wide = logits.to(torch.promote_types(logits.dtype, torch.float32))
+    log_normalizer = wide.logsumexp(dim=1)
+    losses = log_normalizer - wide.gather(1, targets[:, None]).squeeze(1)
+    grad = (wide - log_normalizer[:, None]).exp_()
+    grad[torch.arange(len(targets), device=logits.device), targets] -= 1
+    logits.copy_(grad)
+    return losses
+
+
+def _loss_and_softmax_grad_triton_(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    rows, vocab = logits.shape
+    losses = torch.empty(rows, dtype=torch.float32, device=logits.device)
+    if rows:
+        _loss_and_softmax_grad[(rows,)](logits, logits.stride(0), targets.contiguous(), losses, vocab,
+                                        BLOCK=BLOCK, num_warps=WARPS)
+    return losses
+
+
+def loss_and_grad_(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Each row's cross-entropy (fp32 or wider); `logits` (rows x vocab) is overwritten by its gradient."""
+    if logits.stride(1) != 1:
+        raise ValueError("the logits' rows must be contiguous")
+    if logits.is_cuda and triton is not None:
+        return _loss_and_softmax_grad_triton_(logits, targets)
+    return _loss_and_softmax_grad_torch_(logits, targets)
+
+
+def _jit(function):
+    return triton.jit(function) if triton is not None else function
+
+
+@_jit
+def _loss_and_softmax_grad(logits, row_stride, targets, losses, vocab, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    start = logits + row * row_stride
+    target = tl.load(targets + row)
+    running_max = float("-inf")
+    running_sum = 0.0
+    for first in range(0, vocab, BLOCK):
+        columns = first + tl.arange(0, BLOCK)
+        x = tl.load(start + columns, mask=columns < vocab, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, tl.max(x, axis=0))
+        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        running_max = new_max
+    log_normalizer = running_max + tl.log(running_sum)
+    target_logit = tl.load(start + target).to(tl.float32)
+    tl.store(losses + row, log_normalizer - target_logit)
+    for first in range(0, vocab, BLOCK):
+        columns = first + tl.arange(0, BLOCK)
+        inside = columns < vocab
+        x = tl.load(start + columns, mask=inside, other=0.0).to(tl.float32)
+        grad = tl.exp(x - log_normalizer) - tl.where(columns == target, 1.0, 0.0)
+        tl.store(start + columns, grad.to(logits.dtype.element_ty), mask=inside)
+
+
+class HeadCrossEntropy(torch.autograd.Function):
+    """sum_i CE(hidden_i @ weight.T, target_i), its gradient prepared in the forward pass."""
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = F.linear(hidden, weight)  # bf16 under autocast: the buffer that becomes the gradient
+        loss = loss_and_grad_(logits, targets).sum()
+        ctx.save_for_backward(logits, hidden, weight)
+        return loss
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    def backward(ctx, grad_loss: torch.Tensor):
+        grad_logits, hidden, weight = ctx.saved_tensors
+        grad_hidden = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_hidden = (grad_logits @ weight.to(grad_logits.dtype)).mul_(grad_loss)
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad_logits.t() @ hidden.to(grad_logits.dtype)).mul_(grad_loss)
+        return grad_hidden, grad_weight, None
+
+
+def head_cross_entropy_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The summed fp32 cross-entropy of the head's logits at these positions."""
+    return HeadCrossEntropy.apply(hidden, weight, targets)
