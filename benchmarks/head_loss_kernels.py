@@ -17,35 +17,20 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 
 import torch
 
 from lineage.training import head_loss
+from varlen_kernels import timed  # this folder's CUDA-event timer
 
 SHAPES = (("llama-1b", 2048, 128256), ("nemotron-h card", 2688, 131072))  # (name, hidden, vocab)
-
-
-def cuda_ms(function, repeats: int) -> float:
-    """Median milliseconds of `function()` over `repeats` calls after two warm-up calls."""
-    for _ in range(2):
-        function()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        function()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def copy_bandwidth(nbytes: int = 4 << 30) -> float:
     """Bytes per second of a device-to-device copy (read + write counted)."""
     source = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda")
     target = torch.empty_like(source)
-    ms = cuda_ms(lambda: target.copy_(source), 10)
+    ms = timed(lambda: target.copy_(source), 10)
     return 2 * nbytes / (ms / 1e3)
 
 
@@ -99,7 +84,7 @@ def main() -> None:
             base = torch.cuda.memory_allocated()
             torch.cuda.reset_peak_memory_stats()
             try:
-                ms = cuda_ms(function, args.repeats)
+                ms = timed(function, args.repeats)
             except Exception as error:  # a kernel that fails shows in its row
                 print(f"| {implementation} | failed: {type(error).__name__}: {str(error)[:120]} | | | | |")
                 continue
