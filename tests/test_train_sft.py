@@ -227,3 +227,34 @@ def test_lineage_records_where_it_trained_and_step_lines_show_time(base, tmp_pat
     assert len(steps) == 2
     assert all(re.search(r"\| elapsed \d+:\d\d:\d\d \| eta \d+:\d\d:\d\d \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", s)
                for s in steps), steps
+
+
+def test_mfu_counts_each_row_s_own_attention_packed_or_padded(base, tmp_path):
+    """A step's causal pairs are those of the rows the packs hold (cu_seq_lens, the padding tail left
+    out), not of the packs' lengths, and padding the same rows counts the same FLOPs."""
+    import train_sft
+    from transformers import AutoTokenizer
+
+    from lineage.chat import load_bundle
+    from lineage.modeling import causal_pairs
+    from lineage.training.dist import DistEnv
+
+    env = DistEnv(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
+    tokenizer = AutoTokenizer.from_pretrained(base["base"])
+    steps = {}
+    for name, packing in (("padded", {}), ("packed", {"packing": True, "pack_tokens": 512})):
+        args, recipe = train_sft.parse_args(train_args(base["base"], base["sft"], tmp_path / name, **packing))
+        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
+        step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(base["base"]))
+        steps[name] = step_data(1)
+    rows = []
+    for micro in steps["packed"].micro_batches:
+        bounds = micro["cu_seq_lens"].tolist()
+        segments = [(a, b) for a, b in zip(bounds, bounds[1:])]
+        rows += [b - a for a, b in segments if (micro["input_ids"][0, a:b] != tokenizer.pad_token_id).any()]
+    assert len(rows) == recipe.global_batch_rows  # the tails were told apart from the rows
+    packed, padded = steps["packed"], steps["padded"]
+    assert packed.attention_pairs == causal_pairs(rows) == padded.attention_pairs
+    assert (packed.tokens, packed.head_tokens) == (padded.tokens, padded.head_tokens) == (sum(rows), padded.normalizer)
+    pack_lengths = [micro["input_ids"].shape[1] for micro in packed.micro_batches]
+    assert packed.attention_pairs < causal_pairs(pack_lengths)  # one sequence per pack would count more
