@@ -21,7 +21,7 @@ import importlib.util
 import torch
 
 from lineage.training import head_loss
-from varlen_kernels import timed  # this folder's CUDA-event timer
+from cuda_timing import timed
 
 SHAPES = (("llama-1b", 2048, 128256), ("nemotron-h card", 2688, 131072))  # (name, hidden, vocab)
 
@@ -32,6 +32,14 @@ def copy_bandwidth(nbytes: int = 4 << 30) -> float:
     target = torch.empty_like(source)
     ms = timed(lambda: target.copy_(source), 10)
     return 2 * nbytes / (ms / 1e3)
+
+
+def loss_and_grads(implementation: str, hidden, weight, targets) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One forward and backward of a head-loss implementation: (loss as float64, d hidden, d head)."""
+    hidden.grad = weight.grad = None
+    loss = head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0)
+    loss.backward()
+    return loss.detach().double(), hidden.grad, weight.grad
 
 
 def relative(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -58,11 +66,7 @@ def main() -> None:
               "loss rel. diff | grad rel. diff |")
         print("|---|---|---|---|---|---|")
 
-        reference = None
-        hidden.grad = weight.grad = None
-        loss = head_loss._FUNCTIONS["logits"](hidden, weight, targets, 0)
-        loss.backward()
-        reference = (loss.detach().double(), hidden.grad.clone(), weight.grad.clone())
+        reference = [t.clone() for t in loss_and_grads("logits", hidden, weight, targets)]
 
         def matmuls():
             logits = hidden.detach() @ weight.detach().T
@@ -76,8 +80,7 @@ def main() -> None:
                 continue
 
             def step():
-                hidden.grad = weight.grad = None
-                head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0).backward()
+                loss_and_grads(implementation, hidden, weight, targets)
 
             function = matmuls if implementation == "matmuls" else step
             torch.cuda.synchronize()
@@ -93,11 +96,9 @@ def main() -> None:
                 matmul_ms = ms
                 print(f"| matmuls (head, dx, dw) | {ms:.2f} | - | {peak:.1f} | - | - |")
                 continue
-            hidden.grad = weight.grad = None
-            loss = head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0)
-            loss.backward()
+            loss, dx, dw = loss_and_grads(implementation, hidden, weight, targets)
             loss_diff = abs(loss.item() - reference[0].item()) / reference[0].item()
-            grad_diff = max(relative(hidden.grad, reference[1]), relative(weight.grad, reference[2]))
+            grad_diff = max(relative(dx, reference[1]), relative(dw, reference[2]))
             loss_ms = f"{ms - matmul_ms:.2f}" if matmul_ms is not None else "-"
             print(f"| {implementation} | {ms:.2f} | {loss_ms} | {peak:.1f} | {loss_diff:.1e} | {grad_diff:.1e} |")
         del hidden, weight, targets, reference

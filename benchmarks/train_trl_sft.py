@@ -120,13 +120,14 @@ class StepLog(TrainerCallback):
         synchronize()
         now = time.perf_counter()
         dt, self.t0 = now - self.t0, now
-        tokens, trained = self.tokens[state.global_step - 1], self.trained[state.global_step - 1]
+        index = state.global_step - 1
+        tokens, trained, pairs = self.tokens[index], self.trained[index], self.pairs[index]
         self.records.append(
             {
                 "step": state.global_step,
                 "tokens": tokens,
                 "tok_per_s": tokens / dt,
-                "mfu": self.params.step_flops(tokens, trained, self.pairs[state.global_step - 1]) / dt / PEAK_FLOPS,
+                "mfu": self.params.step_flops(tokens, trained, pairs) / dt / PEAK_FLOPS,
                 "mfu_without_attention": self.params.step_flops(tokens, trained) / dt / PEAK_FLOPS,
                 "step_time_s": dt,
                 "peak_mem_gib": torch.cuda.max_memory_allocated() / 2**30 if DEVICE == "cuda" else None,

@@ -31,6 +31,7 @@ from lineage.chat import load_bundle
 from lineage.training import dist as tdist
 from lineage.training import flash_attention_4, varlen_attention
 from lineage.training.data import BatchPlan
+from cuda_timing import timed
 
 # (name, query heads, key/value heads, head dim): the two models' attention layers
 SHAPES = (("llama-1b", 32, 8, 64), ("nemotron-h card", 32, 2, 128))
@@ -84,21 +85,6 @@ def real_packs(args) -> list[tuple[torch.Tensor, int]]:
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     step_data, _, _ = train_sft.prepare_data(train_args, recipe, env, plan, tokenizer, load_bundle(args.tokenizer))
     return [(micro["cu_seq_lens"].cuda(), micro["longest"]) for micro in step_data(0).micro_batches]
-
-
-def timed(fn, repeats: int, warmup: int = 3) -> float:
-    """Median milliseconds of fn() over `repeats` runs, after `warmup` runs."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def reference_error(q, k, v, out, cu: torch.Tensor, rows: int = 8) -> float:
