@@ -36,6 +36,7 @@ import train_sft
 from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
+from lineage.training import packed_attention
 from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, enable_activation_checkpointing, shard
 from lineage.training.packing import boundary_inputs, missing_mamba_kernels
@@ -86,7 +87,7 @@ def random_model(config, device: torch.device, seed: int, **options) -> torch.nn
 
 def random_sharded_model(config, env, recipe, seed: int, accumulate: str = "sharded") -> torch.nn.Module:
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
-    options = build_options(config, train_sft.attention_implementation(recipe, env.device), recipe.experts)
+    options = build_options(config, packed_attention.attention_implementation(recipe, env.device), recipe.experts)
     model = random_model(config, env.device, seed, **options)
     if recipe.activation_checkpointing:
         enable_activation_checkpointing(model)

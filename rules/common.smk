@@ -112,15 +112,16 @@ def winner_inputs(wildcards):
 
 
 def check_run_names():
-    """Each run names a rule, and so does its evaluation target `<run>_eval`. Neither may take the
-    name of one of the workflow's own rules (read from the rule files themselves)."""
+    """Each run names a rule, and so do its evaluation target `<run>_eval` and a DPO run's
+    `<run>_reference`. None may take the name of one of the workflow's own rules (read from the
+    rule files themselves)."""
     fixed = {
         name
         for path in sorted(Path(workflow.basedir, "rules").glob("*.smk"))
         for name in re.findall(r"^rule\s+(\w+)\s*:", path.read_text(), flags=re.M)
     }
     for run in config["runs"]:
-        for name in (run, f"{run}_eval"):
+        for name in (run, f"{run}_eval", f"{run}_reference"):
             if name in fixed or (name != run and name in config["runs"]):
                 raise ConfigError(
                     f"runs.{run}: the workflow already has a rule or run named {name!r} "

@@ -42,6 +42,50 @@ for _name in L.runs_of("base"):
             " --out {output.model} > {log} 2>&1"
 
 
+# A DPO run's reference (its parent) scores the run's pairs once, in a job of its own: the trainer
+# loads no second model, and beta, lr or the step count change only the training job. What
+# changes the scores is tracked: the parent, the pairs, max_length, truncation, the dtype. Runs
+# that differ only in what the scores do not depend on (the card's lr doses) share one job.
+for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
+    _run = L.runs[_name]
+
+    rule:
+        name:
+            f"{_name}_reference"
+        input:
+            init=L.model_dir(_run.parents[0]),
+            data=L.data_files(_name),
+            code=code("reference_logprobs.py"),
+        output:
+            L.reference_file(_name),
+        log:
+            f"{P.logs}/reference_logprobs/{_name}.log",
+        benchmark:
+            f"{P.bench}/reference_logprobs/{_name}.tsv"
+        conda:
+            "../envs/eval-gpu.yaml" if _run.device == "cuda" else "../envs/eval.yaml"
+        resources:
+            **resources_of("eval"),
+        params:
+            data=flags("data", L.data_files(_name)),
+            max_length=_run.recipe.max_length,
+            truncation=_run.recipe.truncation,
+            dtype="bfloat16" if _run.recipe.precision == "bf16" else "float32",
+            device=_run.device,
+            # how the scores are batched changes them by float rounding only: not tracked
+            pack_tokens=untracked(
+                max(L.eval.pack_tokens, _run.recipe.max_length)
+                if L.eval.pack_tokens
+                else 0
+            ),
+            batch_size=untracked(L.eval.batch_size),
+        shell:
+            "python workflow/scripts/reference_logprobs.py --init {input.init:q} {params.data}"
+            " --max-length {params.max_length} --truncation {params.truncation} --dtype {params.dtype}"
+            " --device {params.device} --pack-tokens {params.pack_tokens} --batch-size {params.batch_size}"
+            " --out {output:q} > {log} 2>&1"
+
+
 for _name in L.runs_of("sft", "dpo"):
     _run = L.runs[_name]
 
@@ -51,6 +95,7 @@ for _name in L.runs_of("sft", "dpo"):
         input:
             init=L.model_dir(_run.parents[0]),
             data=L.data_files(_name),
+            reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
             script=f"{SCRIPTS}/train_{_run.kind}.py",
             code=code(f"train_{_run.kind}.py"),
         output:
@@ -80,8 +125,12 @@ for _name in L.runs_of("sft", "dpo"):
             save_every=untracked(_run.save_every),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
+            reference=flags(
+                "reference-logprobs",
+                [L.reference_file(_name)] if _run.kind == "dpo" else [],
+            ),
         shell:
-            "{params.launch} {input.script} --run {params.run} --init {input.init:q} {params.data}"
+            "{params.launch} {input.script} --run {params.run} --init {input.init:q} {params.data} {params.reference}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
             " --sharding {params.sharding} --accumulate {params.accumulate}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"

@@ -151,7 +151,7 @@ def test_pack_tokens_below_max_length_is_refused(base, tmp_path, capsys):
         run_in_process(
             "train_sft", train_args(base["base"], base["sft"], tmp_path / "out", packing=True, pack_tokens=64)
         )
-    assert "pack_tokens 64 is below max_length 256" in capsys.readouterr().err
+    assert "pack_tokens 64 is below 256 tokens, the longest row at max_length 256" in capsys.readouterr().err
 
 
 def test_varlen_attention_is_refused_on_cpu(base, tmp_path, capsys):

@@ -32,6 +32,14 @@ def test_values_are_coerced_to_their_field_types():
     assert SftRecipe.from_mapping(json.loads(recipe.to_json())) == recipe
 
 
+def test_a_dpo_pack_holds_a_whole_pair_and_the_head_gives_token_logprobs():
+    assert DpoRecipe(packing=True, max_length=256).tokens_per_pack == 512  # chosen + rejected
+    with pytest.raises(RecipeError, match="below 512 tokens, the longest pair"):
+        DpoRecipe(packing=True, pack_tokens=300, max_length=256)
+    with pytest.raises(RecipeError, match="liger's fused loss does not return"):
+        DpoRecipe(fused_loss="liger")
+
+
 @pytest.mark.parametrize(
     "values, message",
     [
@@ -41,7 +49,7 @@ def test_values_are_coerced_to_their_field_types():
         ({"schedule": "cyclic"}, "schedule: 'cyclic' is not one of"),
         ({"steps": 4, "warmup_steps": 5}, "warmup_steps must be in [0, steps=4]"),
         ({"pack_tokens": 8192}, "pack_tokens and packed_attention need packing"),
-        ({"packing": True, "pack_tokens": 100, "max_length": 256}, "below max_length"),
+        ({"packing": True, "pack_tokens": 100, "max_length": 256}, "below 256 tokens, the longest row"),
         ({"adam_betas": [0.9, 1.0]}, "adam_betas must lie in (0, 1)"),
         ({"bogus": 1}, "has no field(s) bogus"),
     ],

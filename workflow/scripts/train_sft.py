@@ -27,14 +27,13 @@ import argparse
 import sys
 import time
 
-import torch
 from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import load_bundle, tokenize_rows
 from lineage.io import DataError
 from lineage.modeling import causal_pairs, count_params
 from lineage.training import dist as tdist
-from lineage.training import flash_attention_4, head_loss, varlen_attention
+from lineage.training import head_loss, packed_attention
 from lineage.training.cli import parse_training_args, resume_hash, training_parser
 from lineage.training.state import discard_states
 from lineage.training.data import (
@@ -50,41 +49,18 @@ from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
 from lineage.training.losses import trained_token_count
 from lineage.training.optim import build_optimizer
-from lineage.training.packing import boundary_inputs
+from lineage.training.packing import backbone_inputs, boundary_inputs
 from lineage.training.output import save_final, verify_parent
 from lineage.training.recipe import SftRecipe
 from lineage.errors import run_cli
 
 
-PACK_MULTIPLE = 256  # packs end at the next multiple of this many tokens after their last row
-VARLEN_KERNELS = (varlen_attention.NAME, flash_attention_4.NAME)  # packed attention that takes the row boundaries
-
-
 def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
     parser = training_parser("Supervised fine-tuning on chat rows (assistant-only loss)", SftRecipe)
     args, recipe = parse_training_args(parser, SftRecipe, argv)
-    kernel = recipe.packed_attention
-    if kernel in VARLEN_KERNELS and args.device == "cpu":
-        parser.error(f"--packed-attention {kernel} runs a CUDA kernel; on CPU use sdpa")
-    if kernel in VARLEN_KERNELS and recipe.precision == "fp32":
-        refusal = varlen_attention.dtype_refusal(torch.float32)
-        parser.error(f"--packed-attention {kernel} with --precision fp32: {refusal}; train in bf16 or pack with sdpa")
+    if problem := packed_attention.refusal(recipe, args.device):
+        parser.error(problem)
     return args, recipe
-
-
-def attention_implementation(recipe: SftRecipe, device: torch.device) -> str | None:
-    """The attn_implementation to build the model with (None: transformers' default for it).
-
-    fa4 is the varlen implementation with flash-attn-4's kernels put under torch's flash-attention
-    ops on `device` (refused with what to install or choose where they cannot run).
-    """
-    if not recipe.packing:
-        return None
-    if recipe.packed_attention == flash_attention_4.NAME:
-        flash_attention_4.activate(device)
-    if recipe.packed_attention in VARLEN_KERNELS:
-        return varlen_attention.register()
-    return recipe.packed_attention
 
 
 def name_dropped_rows(stats, data_records) -> None:
@@ -132,9 +108,7 @@ def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, t
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(rows):.2f} epochs"
     )
     lengths = [len(r.input_ids) for r in rows]
-    # FlexAttention compiles its block mask per shape: packs keep one length. Elsewhere a pack ends
-    # soon after its last row (a multiple of PACK_MULTIPLE tokens, so compiled blocks see few shapes).
-    pack_multiple = None if recipe.packed_attention == "flex_attention" else PACK_MULTIPLE
+    pack_multiple = packed_attention.pack_multiple(recipe)
 
     def step_data(step: int) -> StepData:
         if recipe.packing:
@@ -167,16 +141,10 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
     `boundaries` are the packed micro-batch's inputs that the model needs (packing.boundary_inputs).
     """
 
-    varlen = recipe.packed_attention in VARLEN_KERNELS
+    varlen = packed_attention.takes_boundaries(recipe)
 
     def loss_fn(model, micro):
-        inputs = {"input_ids": micro["input_ids"]} | {key: micro[key] for key in boundaries}
-        if varlen:  # the row boundaries, passed through to every attention layer, and the pack's longest row
-            longest = varlen_attention.grid_length(micro["longest"])
-            inputs |= dict(cu_seq_lens_q=micro["cu_seq_lens"], cu_seq_lens_k=micro["cu_seq_lens"])
-            inputs |= dict(max_length_q=longest, max_length_k=longest)
-        # with a cache, packed rows would see each other
-        return model(**inputs, labels=micro["labels"], use_cache=False), {}
+        return model(**backbone_inputs(micro, boundaries, varlen), labels=micro["labels"]), {}
 
     return loss_fn
 
@@ -187,7 +155,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
     try:
         parent = verify_parent(args, env)
         head_loss.check_available(recipe.fused_loss, env.device)
-        attn_implementation = attention_implementation(recipe, env.device)  # before any data work: fa4 may refuse
+        attn_implementation = packed_attention.attention_implementation(recipe, env.device)  # before any data work: fa4 may refuse
         boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
             if recipe.packing else ()
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)

@@ -52,6 +52,7 @@ class Paths:
     eval = property(lambda self: f"{self.out}/eval")
     audit = property(lambda self: f"{self.out}/audit")
     metrics = property(lambda self: f"{self.out}/metrics")
+    reference = property(lambda self: f"{self.out}/reference_logprobs")
     bench = property(lambda self: f"{self.out}/benchmarks")
     logs = property(lambda self: f"logs/{self.scale}")
     state = property(lambda self: f"state/{self.scale}")
@@ -188,6 +189,20 @@ class Lineage:
     @property
     def published_runs(self) -> tuple[str, ...]:
         return tuple(n for n in self.in_lineage if not self.runs[n].rejected)
+
+    def reference_of(self, run: str) -> str:
+        """The DPO run whose `<run>_reference` job scores this run's pairs: the first in lineage order of
+        those that share the parent, the pairs and every setting that changes the scores."""
+        def key(name: str) -> tuple:
+            spec = self.runs[name]
+            return (spec.parents[0], spec.data, spec.recipe.max_length, spec.recipe.truncation,
+                    spec.recipe.precision, spec.device)
+
+        return next(name for name in self.runs_of("dpo") if key(name) == key(run))
+
+    def reference_file(self, run: str) -> str:
+        """The reference log-probs a DPO run trains against (written by `<reference_of(run)>_reference`)."""
+        return f"{self.paths.reference}/{self.reference_of(run)}.jsonl"
 
     def data_files(self, run: str) -> list[str]:
         return [path for name in self.runs[run].data for path in self.datasets[name].files]
@@ -403,11 +418,10 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         **{k: train[k] for k in ("global_batch_rows", "micro_batch_rows", "max_length", "precision",
                                  "activation_checkpointing")},
     }
+    values |= {k: train["speed"][k] for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
+                                               "fused_loss", "experts", "compile")}
     if kind == "dpo":
         values["beta"] = spec.get("beta", recipe["dpo_beta"])
-    else:
-        values |= {k: train["speed"][k] for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
-                                                   "fused_loss", "experts", "compile")}
     try:
         resolved = RECIPES[kind].from_mapping(values, complete=True)
     except RecipeError as err:

@@ -30,7 +30,7 @@ from lineage.evaluation.scoring import Score, model_max_length, prepare_requests
 from lineage.evaluation.token_logprobs import target_logprobs
 from lineage.training import varlen_attention
 from lineage.training.head_loss import HeadLossError, plain_head
-from lineage.training.packing import PackingError, boundary_inputs, seq_idx_from_cu_seq_lens
+from lineage.training.packing import PackingError, backbone_inputs, boundary_inputs, seq_idx_from_cu_seq_lens
 
 PAD_MULTIPLE = 128  # a pack's length is rounded up to this: fewer distinct shapes for the kernels
 REFUSAL = {"what": "packed scoring", "otherwise": "score padded (eval.pack_tokens: 0), which works everywhere"}
@@ -165,14 +165,10 @@ def packed_loglikelihood(
     with attention_for_packing(model) as varlen:
         for members in first_fit(lengths, pack_tokens):
             pack = build_pack(members, prepared, pad_id)
-            inputs = {"input_ids": _to(pack.input_ids, device), "position_ids": _to(pack.position_ids, device)}
-            cu_seq_lens = _to(pack.cu_seq_lens, device)
-            if "seq_idx" in boundaries:
-                inputs["seq_idx"] = _to(seq_idx_from_cu_seq_lens(pack.cu_seq_lens, pack.input_ids.shape[1]), device)
-            if varlen:
-                inputs |= dict(cu_seq_lens_q=cu_seq_lens, cu_seq_lens_k=cu_seq_lens,
-                               max_length_q=pack.longest, max_length_k=pack.longest)
-            hidden = backbone(**inputs, use_cache=False).last_hidden_state[0]
+            batch = {"input_ids": pack.input_ids, "position_ids": pack.position_ids, "cu_seq_lens": pack.cu_seq_lens,
+                     "seq_idx": seq_idx_from_cu_seq_lens(pack.cu_seq_lens, pack.input_ids.shape[1])}
+            batch = {key: _to(value, device) for key, value in batch.items()} | {"longest": pack.longest}
+            hidden = backbone(**backbone_inputs(batch, boundaries, varlen)).last_hidden_state[0]
             picked = hidden.index_select(0, _to(pack.scored, device))
             targets = _to(pack.targets, device)
             for a in range(0, targets.numel(), chunk_tokens):

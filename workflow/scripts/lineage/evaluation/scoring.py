@@ -79,12 +79,30 @@ def _supports_logits_to_keep(model) -> bool:
         return False
 
 
+def _plain_head(model) -> torch.nn.Module | None:
+    from lineage.training.head_loss import HeadLossError, plain_head
+
+    try:
+        return plain_head(model) if model.get_decoder() is not model else None
+    except HeadLossError:
+        return None
+
+
 def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
 def forward_tail_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int) -> torch.Tensor:
-    """Logits of the last `keep` positions (all positions if the model cannot restrict them)."""
+    """Logits of the last `keep` positions, in the head's dtype (all positions if the model cannot restrict them).
+
+    A plain linear head runs on the backbone's last `keep` hidden states directly: some models'
+    forward casts the logits to float32 (Nemotron-H), which doubles a bf16 batch's largest tensor
+    and rounds a float64 one.
+    """
+    head = _plain_head(model)
+    if head is not None:
+        hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        return head(hidden.last_hidden_state[:, -keep:])
     if _supports_logits_to_keep(model):
         logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep, use_cache=False).logits
         return logits[:, -keep:]
@@ -165,7 +183,8 @@ def loglikelihood(
         for r, i in enumerate(batch):
             context, continuation, truncated = prepared[i]
             lo = len(context) - 1 - first
-            row_logits = logits[r, lo : lo + len(continuation)].float()
+            row_logits = logits[r, lo : lo + len(continuation)]
+            row_logits = row_logits.to(torch.promote_types(row_logits.dtype, torch.float32))  # float64 stays float64
             logprobs = torch.log_softmax(row_logits, dim=-1)
             target = torch.tensor(continuation, device=logprobs.device)
             picked = logprobs.gather(-1, target[:, None]).squeeze(-1)

@@ -19,14 +19,15 @@ BLOCK = 4096  # vocabulary entries a program reads per step
 
 
 def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(float32 log-softmax at each row's target, whether the target is the row's first argmax)."""
+    """(float32 (float64 for float64 logits) log-softmax at each row's target, whether the target is the
+    row's first argmax)."""
     if logits.is_cuda and logits.stride(-1) == 1 and _kernel() is not None:
         return _triton_logprobs(logits, targets)
     return torch_logprobs(logits, targets)
 
 
 def torch_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    values = logits.float()
+    values = logits.to(torch.promote_types(logits.dtype, torch.float32))
     target_values = values.gather(-1, targets[:, None]).squeeze(-1)
     return target_values - torch.logsumexp(values, dim=-1), values.argmax(-1) == targets
 

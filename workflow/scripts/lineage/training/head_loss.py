@@ -22,6 +22,10 @@ by one of these implementations, all the same sum over the same positions, the s
   (lineage.training.inplace_cross_entropy; off CUDA the same steps in torch ops): the logits are
   read twice and written once, and the backward is the head's two matrix products.
 
+`attach_logprobs` does the same for DPO, which needs each position's log-probability rather than
+their sum: logits, chunked, compiled and inplace (its backward scaled per position), never
+keeping more than the bf16 logits of the positions that count (none kept with inplace).
+
 The forward is replaced on the instance, so FSDP2's hooks on the module still gather the head
 and the embedding around it; the caller divides the sum by the global batch's trained tokens, as
 before, so the curve stays world-size invariant.
@@ -177,5 +181,72 @@ def attach(model: torch.nn.Module, implementation: str, chunk_tokens: int = 0) -
             targets = targets.clamp(min=0)
         picked = hidden.flatten(0, 1).index_select(0, positions)
         return function(picked, head.weight, targets, chunk_tokens) * scale
+
+    model.forward = forward
+
+
+# -- per-position log-probabilities (DPO) ---------------------------------------------------------
+
+
+def _logits_token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    wide = logits.to(torch.promote_types(logits.dtype, torch.float32))
+    return -F.cross_entropy(wide, targets, reduction="none")
+
+
+def _head_token_logprobs(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return _logits_token_logprobs(F.linear(hidden, weight), targets)
+
+
+def _logits_tokens(hidden, weight, targets, chunk_tokens):
+    return _head_token_logprobs(hidden, weight, targets)
+
+
+def _chunked_tokens(hidden, weight, targets, chunk_tokens):
+    return torch.cat([
+        checkpoint(_head_token_logprobs, hidden[start : start + chunk_tokens], weight,
+                   targets[start : start + chunk_tokens], use_reentrant=False)
+        for start in range(0, targets.numel(), chunk_tokens)
+    ])
+
+
+@functools.cache
+def _compiled_token_logprobs() -> Callable:
+    return torch.compile(_logits_token_logprobs, dynamic=True)
+
+
+def _compiled_tokens(hidden, weight, targets, chunk_tokens):
+    return _compiled_token_logprobs()(F.linear(hidden, weight), targets)
+
+
+def _inplace_tokens(hidden, weight, targets, chunk_tokens):
+    from lineage.training.inplace_cross_entropy import head_token_logprobs
+
+    return head_token_logprobs(hidden, weight, targets)
+
+
+_TOKEN_FUNCTIONS: dict[str, Callable] = {"logits": _logits_tokens, "chunked": _chunked_tokens,
+                                         "compiled": _compiled_tokens, "inplace": _inplace_tokens}
+TOKEN_IMPLEMENTATIONS = tuple(_TOKEN_FUNCTIONS)
+
+
+def attach_logprobs(model: torch.nn.Module, implementation: str, chunk_tokens: int = 0) -> None:
+    """Make `model(input_ids=..., positions=..., targets=..., **backbone_kwargs)` return log p(target | position).
+
+    `positions` are flat indices into (rows x length) of the positions that predict `targets`;
+    both are computed on the host with the batch (no device sync to find them). The result is
+    one fp32 (or wider) log-probability per position, differentiable through the head and backbone.
+    """
+    if implementation not in _TOKEN_FUNCTIONS:
+        raise HeadLossError(f"no per-position log-probabilities from {implementation!r}; choose one of "
+                            f"{', '.join(TOKEN_IMPLEMENTATIONS)}")
+    if implementation == "chunked" and chunk_tokens <= 0:
+        raise HeadLossError("the chunked head needs chunk_tokens > 0")
+    head = plain_head(model)
+    backbone = model.get_decoder()
+    function = _TOKEN_FUNCTIONS[implementation]
+
+    def forward(input_ids: torch.Tensor, positions: torch.Tensor, targets: torch.Tensor, **kwargs) -> torch.Tensor:
+        hidden = backbone(input_ids=input_ids, **kwargs).last_hidden_state
+        return function(hidden.flatten(0, 1).index_select(0, positions), head.weight, targets, chunk_tokens)
 
     model.forward = forward

@@ -109,3 +109,37 @@ class HeadCrossEntropy(torch.autograd.Function):
 def head_cross_entropy_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The summed fp32 cross-entropy of the head's logits at these positions."""
     return HeadCrossEntropy.apply(hidden, weight, targets)
+
+
+class HeadTokenLogprobs(torch.autograd.Function):
+    """log p(target_i | hidden_i) per position, for DPO: the same kernel, the backward scaled per row.
+
+    d logp_i / d logits_i = onehot - softmax = -(the buffer the kernel wrote), so with g_i the
+    incoming gradient of position i: grad hidden = -(G @ W) * g[:, None] and grad W = -G^T @ (hidden * g[:, None]),
+    both scaled on the small side of the product.
+    """
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = F.linear(hidden, weight)
+        logprobs = loss_and_grad_(logits, targets).neg_()
+        ctx.save_for_backward(logits, hidden, weight)
+        return logprobs
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    def backward(ctx, grad_logprobs: torch.Tensor):
+        grad_logits, hidden, weight = ctx.saved_tensors
+        scale = grad_logprobs.neg().to(grad_logits.dtype)[:, None]
+        grad_hidden = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_hidden = (grad_logits @ weight.to(grad_logits.dtype)).mul_(scale)
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_logits.t() @ (hidden.to(grad_logits.dtype) * scale)
+        return grad_hidden, grad_weight, None
+
+
+def head_token_logprobs(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Each position's fp32 log-probability of its target under the head's logits."""
+    return HeadTokenLogprobs.apply(hidden, weight, targets)

@@ -1,8 +1,8 @@
 """Loss terms as sums, so the caller divides by the count of the whole global batch.
 
-Logits are cast to fp32 before the softmax (one row at a time, to bound the memory of a large
-vocabulary); labels are unshifted (IGNORE_INDEX where no loss is taken) and shifted here. The SFT
-loss, the LM head fused with it, is lineage.training.head_loss.
+Labels are unshifted (IGNORE_INDEX where no loss is taken). The token log-probs themselves come
+from the LM head fused with them (lineage.training.head_loss; DPO's per sequence through
+lineage.training.pairs).
 """
 
 from __future__ import annotations
@@ -16,17 +16,6 @@ from lineage.chat import IGNORE_INDEX
 def trained_token_count(labels: torch.Tensor) -> int:
     """Positions that take a loss: the labelled ones after the first of each row."""
     return int((labels[:, 1:] != IGNORE_INDEX).sum())
-
-
-def sequence_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Summed log-probability of the labelled tokens of each row, shape (rows,)."""
-    logits, labels = logits[:, :-1], labels[:, 1:]
-    sums = []
-    for row_logits, row_labels in zip(logits, labels, strict=True):
-        mask = row_labels != IGNORE_INDEX
-        logp = row_logits.float().log_softmax(-1).gather(-1, row_labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        sums.append((logp * mask).sum())
-    return torch.stack(sums)
 
 
 def dpo_sigmoid(

@@ -15,6 +15,8 @@ import importlib.util
 
 import torch
 
+from lineage.training.varlen_attention import grid_length
+
 ATTENTION_ONLY_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
 MAMBA_MODEL_TYPES = frozenset({"nemotron_h"})
 MAMBA_KERNELS = {"mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d"}
@@ -59,3 +61,20 @@ def seq_idx_from_cu_seq_lens(cu_seq_lens: torch.Tensor, length: int) -> torch.Te
         raise ValueError(f"cu_seq_lens {cu_seq_lens.tolist()} does not split {length} tokens into rows")
     rows = torch.arange(counts.numel(), dtype=torch.int32, device=cu_seq_lens.device)
     return rows.repeat_interleave(counts).unsqueeze(0)
+
+
+def backbone_inputs(batch: dict, boundaries: tuple[str, ...], varlen: bool) -> dict:
+    """The backbone's keyword arguments for one collated batch: padded, or packed (lineage.training.data).
+
+    The one place where packed rows are handed to the model, for SFT, DPO and scoring alike:
+    `boundaries` (from boundary_inputs; empty for padded rows) name what the model's own layers
+    read (position_ids, the Mamba-2 `seq_idx`), and `varlen` adds the row boundaries and the
+    longest row that the variable-length attention kernel takes (lineage.training.varlen_attention).
+    No KV cache: with one, packed rows would see each other.
+    """
+    inputs = {"input_ids": batch["input_ids"], "use_cache": False} | {key: batch[key] for key in boundaries}
+    if varlen:
+        longest = grid_length(batch["longest"])
+        inputs |= dict(cu_seq_lens_q=batch["cu_seq_lens"], cu_seq_lens_k=batch["cu_seq_lens"],
+                       max_length_q=longest, max_length_k=longest)
+    return inputs

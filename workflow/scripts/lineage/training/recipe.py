@@ -28,6 +28,7 @@ PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen", "fa4")
 FUSED_LOSSES = ("none", "liger", "cce", "compiled", "inplace")
 EXPERTS = ("grouped_mm", "eager")
+DPO_FUSED_LOSSES = ("none", "compiled", "inplace")  # those that give per-token log-probs
 
 
 class RecipeError(ValueError):
@@ -61,6 +62,32 @@ class TrainRecipe:
         "bf16", doc="bf16: bf16 compute over fp32 master weights and reductions; fp32: all fp32", choices=PRECISIONS
     )
     activation_checkpointing: bool = setting(False, doc="recompute each block's activations in backward")
+    # How rows are batched and computed: none of it changes the result beyond float rounding.
+    packing: bool = setting(
+        False, doc="pack each rank's rows (DPO: pairs) of a step into sequences of pack_tokens (attention stays "
+                   "within a row)"
+    )
+    pack_tokens: int | None = setting(None, doc="tokens per packed micro-batch (default: max_length; DPO: twice "
+                                                "that, a pair)")
+    packed_attention: str = setting(
+        "sdpa",
+        doc="how packed rows are kept apart: sdpa (dense row mask), flex_attention (block mask), varlen "
+        "(FlashAttention 2's variable-length kernel, CUDA only) or fa4 (the same through flash-attn-4's kernels, "
+        "Hopper and Blackwell GPUs)",
+        choices=PACKED_ATTENTION,
+    )
+    ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
+                                          "tokens at a time, recomputed in backward (0 = all at once)")
+    fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
+                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
+                                         "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
+                                         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
+                                         "that writes the loss's gradient over them in the forward pass, CUDA only)",
+                              choices=FUSED_LOSSES)
+    experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
+                                             "one matmul pair per expert (eager); transformers' experts_implementation",
+                           choices=EXPERTS)
+    compile: bool = setting(False, doc="torch.compile each transformer block (its Mamba-2 mixer, if any, stays eager)")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -79,6 +106,26 @@ class TrainRecipe:
             raise RecipeError("weight_decay and grad_clip must be >= 0")
         if not all(0.0 < b < 1.0 for b in self.adam_betas):
             raise RecipeError(f"adam_betas must lie in (0, 1), got {list(self.adam_betas)}")
+        if not self.packing and (self.pack_tokens is not None or self.packed_attention != "sdpa"):
+            raise RecipeError("pack_tokens and packed_attention need packing")
+        if self.pack_tokens is not None and self.pack_tokens < self.row_tokens:
+            raise RecipeError(f"pack_tokens {self.pack_tokens} is below {self.row_tokens} tokens, the longest "
+                              f"{self.row_unit} at max_length {self.max_length}: it would not fit")
+        if self.ce_chunk_tokens < 0:
+            raise RecipeError(f"ce_chunk_tokens must be 0 (off) or positive, got {self.ce_chunk_tokens}")
+        if self.fused_loss != "none" and self.ce_chunk_tokens:
+            raise RecipeError(f"fused_loss {self.fused_loss} chunks the loss itself; set ce_chunk_tokens to 0")
+
+    row_unit = "row"  # what one data row trains on: a conversation (SFT) or a chosen and a rejected sequence (DPO)
+
+    @property
+    def row_tokens(self) -> int:
+        """Tokens of the longest data row: max_length, a pair twice that."""
+        return self.max_length
+
+    @property
+    def tokens_per_pack(self) -> int:
+        return self.pack_tokens or self.row_tokens
 
     # -- conversion ---------------------------------------------------------------------------
 
@@ -111,52 +158,14 @@ class TrainRecipe:
 
 @dataclass(frozen=True)
 class SftRecipe(TrainRecipe):
-    """SFT adds how rows are batched and computed; none of it changes the result beyond float rounding."""
-
-    packing: bool = setting(
-        False, doc="pack each rank's rows of a step into sequences of pack_tokens (attention stays within a row)"
-    )
-    pack_tokens: int | None = setting(None, doc="tokens per packed micro-batch (default: max_length)")
-    packed_attention: str = setting(
-        "sdpa",
-        doc="how packed rows are kept apart: sdpa (dense row mask), flex_attention (block mask), varlen "
-        "(FlashAttention 2's variable-length kernel, CUDA only) or fa4 (the same through flash-attn-4's kernels, "
-        "Hopper and Blackwell GPUs)",
-        choices=PACKED_ATTENTION,
-    )
-    ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
-                                          "tokens at a time, recomputed in backward (0 = all at once)")
-    fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
-                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
-                                         "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
-                                         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
-                                         "that writes the loss's gradient over them in the forward pass, CUDA only)",
-                              choices=FUSED_LOSSES)
-    experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
-                                             "one matmul pair per expert (eager); transformers' experts_implementation",
-                           choices=EXPERTS)
-    compile: bool = setting(False, doc="torch.compile each transformer block (its Mamba-2 mixer, if any, stays eager)")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.packing and (self.pack_tokens is not None or self.packed_attention != "sdpa"):
-            raise RecipeError("pack_tokens and packed_attention need packing")
-        if self.pack_tokens is not None and self.pack_tokens < self.max_length:
-            raise RecipeError(f"pack_tokens {self.pack_tokens} is below max_length {self.max_length}: "
-                              "a longest row would not fit")
-        if self.ce_chunk_tokens < 0:
-            raise RecipeError(f"ce_chunk_tokens must be 0 (off) or positive, got {self.ce_chunk_tokens}")
-        if self.fused_loss != "none" and self.ce_chunk_tokens:
-            raise RecipeError(f"fused_loss {self.fused_loss} chunks the loss itself; set ce_chunk_tokens to 0")
-
-    @property
-    def tokens_per_pack(self) -> int:
-        return self.pack_tokens or self.max_length
+    """SFT: the shared fields, rows of one conversation each."""
 
 
 @dataclass(frozen=True)
 class DpoRecipe(TrainRecipe):
-    """DPO adds its temperature."""
+    """DPO adds its temperature; a packed pair keeps its chosen and rejected sequences in one pack."""
+
+    row_unit = "pair"
 
     lr: float = setting(1e-6, doc="peak learning rate (the card's lr times the scale's lr_scale)")
     beta: float = setting(0.1, doc="DPO inverse temperature")
@@ -165,6 +174,13 @@ class DpoRecipe(TrainRecipe):
         super().__post_init__()
         if not self.beta > 0:
             raise RecipeError(f"beta must be positive, got {self.beta}")
+        if self.fused_loss not in DPO_FUSED_LOSSES:
+            raise RecipeError(f"fused_loss {self.fused_loss}: DPO needs each token's log-probability, which "
+                              f"{self.fused_loss}'s fused loss does not return; use one of {', '.join(DPO_FUSED_LOSSES)}")
+
+    @property
+    def row_tokens(self) -> int:
+        return 2 * self.max_length
 
 
 RECIPES: dict[str, type[TrainRecipe]] = {"sft": SftRecipe, "dpo": DpoRecipe}

@@ -1,0 +1,114 @@
+"""Score every preference pair's chosen and rejected sequence once under the reference checkpoint.
+
+The DPO trainer reads the result instead of running a frozen second model at every step. The
+pairs are tokenized exactly as train_dpo.py tokenizes them (lineage.training.pairs), each
+sequence becomes an eval request (the prompt as context, the labelled completion as
+continuation) and is scored by the eval's log-likelihood: packed (--pack-tokens; varlen
+attention, the Mamba-2 `seq_idx`, the head on scored positions, the Triton log-prob pass) where
+the model can be packed on its device, padded batches otherwise. Identical pairs are scored once.
+
+The output is JSONL: a header (format, the reference checkpoint and its identity, the data
+files' checksums, max length, truncation, dtype, method), then one line per distinct pair:
+its key (a digest of both sides' tokens), its first data row, the two summed log-probs and the
+two sequences' lengths (what the planner packs).
+Written atomically.
+
+Run as:
+    python workflow/scripts/reference_logprobs.py --init results/embedded/models/sftw2 \
+        --data results/embedded/data/pairs.jsonl --max-length 1024 --dtype float32 --out ref.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer
+
+from lineage.chat import TRUNCATION_MODES, load_bundle
+from lineage.checkpoint import load_model, read_lineage
+from lineage.errors import run_cli
+from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
+from lineage.evaluation.scoring import loglikelihood
+from lineage.io import DataError, write_jsonl
+from lineage.training.data import load_rows
+from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--init", type=Path, required=True, help="the reference checkpoint (the DPO run's parent)")
+    parser.add_argument("--data", type=Path, action="append", required=True, help="preference pairs (JSONL), in order")
+    parser.add_argument("--max-length", type=int, required=True, help="the DPO recipe's max_length")
+    parser.add_argument("--truncation", choices=TRUNCATION_MODES, default="drop", help="the DPO recipe's truncation")
+    parser.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="the compute dtype of the scores")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--pack-tokens", type=int, default=0,
+                        help="score packed sequences of this many tokens (0: padded batches)")
+    parser.add_argument("--batch-size", type=int, default=8, help="sequences per padded batch")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.pack_tokens and args.pack_tokens < args.max_length:
+        parser.error(f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a sequence would "
+                     "not fit")
+    return args
+
+
+def score(model, requests, args, pad_id: int) -> tuple[list[float], str]:
+    """Summed log-prob of every request, and how they were computed."""
+    why_padded = unpackable_reason(model) if args.pack_tokens else "--pack-tokens 0"
+    if why_padded is None:
+        scores = packed_loglikelihood(model, requests, pack_tokens=args.pack_tokens, pad_id=pad_id,
+                                      max_length=args.max_length)
+        method = f"packed, {args.pack_tokens} tokens"
+    else:
+        print(f"scoring padded: {why_padded}", flush=True)
+        scores = loglikelihood(model, requests, batch_size=args.batch_size, pad_id=pad_id, max_length=args.max_length)
+        method = f"padded, {args.batch_size} sequences a batch"
+    if any(s.truncated for s in scores):
+        raise RuntimeError("a sequence was cut to fit max_length; the pairs were tokenized with another max length")
+    return [s.logprob for s in scores], method
+
+
+def main(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(args.init)
+    bundle = load_bundle(args.init)
+    tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
+    raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
+    pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
+    print(f"data: {summary_line}", flush=True)
+    if not pairs:
+        raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}")
+    distinct = list({pair.key: pair for pair in reversed(pairs)}.values())[::-1]  # first occurrence of each key
+
+    model = load_model(args.init, dtype=DTYPES[args.dtype], device=args.device)  # verifies every file first
+    model.eval()
+    parent = read_lineage(args.init)
+    requests = [scoring_request(side) for pair in distinct for side in (pair.chosen, pair.rejected)]
+    tokens = sum(len(c) + len(k) for c, k in requests)
+    scoring_started = time.perf_counter()
+    logprobs, method = score(model, requests, args, tokenizer.pad_token_id)
+    seconds = time.perf_counter() - scoring_started
+
+    header = reference_header(parent, args.init, data_records, {
+        "max_length": args.max_length, "truncation": args.truncation, "dtype": args.dtype, "method": method,
+        "pairs": len(pairs), "distinct_pairs": len(distinct), "tokens": tokens, "scoring_seconds": round(seconds, 3),
+    })
+    lines = ({"key": pair.key, "row": pair.row, "chosen": logprobs[2 * k], "rejected": logprobs[2 * k + 1],
+              "lengths": [len(pair.chosen.input_ids), len(pair.rejected.input_ids)]}
+             for k, pair in enumerate(distinct))
+    write_jsonl(args.out, [header, *lines])
+    print(f"scored {len(distinct)} distinct pairs ({tokens:,} tokens, {method}) in {seconds:.1f} s "
+          f"({tokens / max(seconds, 1e-9):,.0f} tokens/s); wrote {args.out} ({time.perf_counter() - started:.1f} s)",
+          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(lambda: main(parse_args())))
