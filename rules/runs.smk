@@ -63,10 +63,14 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
         benchmark:
             f"{P.bench}/reference_logprobs/{_name}.tsv"
         conda:
-            "../envs/eval-gpu.yaml" if _run.device == "cuda" else "../envs/eval.yaml"
+            "../envs/train-gpu.yaml" if _run.device == "cuda" else "../envs/train.yaml"
+        threads: L.resources["train"].cpus
         resources:
-            **resources_of("eval"),
+            # the run's own node(s): each rank scores a share of the pairs
+            **train_resources(_run, slurm_extra=""),
         params:
+            launch=untracked(launcher(_run)),
+            world_size=_run.world_size,
             data=flags("data", L.data_files(_name)),
             max_length=_run.recipe.max_length,
             truncation=_run.recipe.truncation,
@@ -80,7 +84,7 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
             ),
             batch_size=untracked(L.eval.batch_size),
         shell:
-            "python workflow/scripts/reference_logprobs.py --init {input.init:q} {params.data}"
+            "{params.launch} workflow/scripts/reference_logprobs.py --init {input.init:q} {params.data}"
             " --max-length {params.max_length} --truncation {params.truncation} --dtype {params.dtype}"
             " --device {params.device} --pack-tokens {params.pack_tokens} --batch-size {params.batch_size}"
             " --out {output:q} > {log} 2>&1"

@@ -1,6 +1,7 @@
 """plan.py: exact parameter counts, memory terms that scale as FSDP says, and agreement with the
 peak memory measured on one H200."""
 
+import json
 import re
 
 import pytest
@@ -81,12 +82,35 @@ def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybr
     assert plan.shard_group(1, 8, "hybrid") == 8
 
 
-def test_the_lineage_table_plans_every_published_run_on_each_node_count(capsys):
+def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
     assert plan.main(["--lineage", "--nodes-list", "1,2"]) == 0
     out = capsys.readouterr().out
     for run in ("stage1_sft", "dpo1", "dpo4", "sftw2", "sftw4", "sftwF"):
         assert re.search(rf"^\| {run} \| [\d,]+ \| 1 \| full \|", out, re.M), run
         assert re.search(rf"^\| {run} \| [\d,]+ \| 2 \| hybrid \|", out, re.M), run
-    assert "sftw_lr2em6" not in out  # rejected runs are not planned
+    for run in ("dpo1", "dpo4", "dpo_lr1em6 (rejected)", "dpo_sftw2 (rejected)"):  # DPO now fits one node
+        peak = re.findall(rf"^\| {re.escape(run)} \| [\d,]+ \| 1 \| full \| ([\d.]+)( \(does not fit\))? \|", out, re.M)
+        assert peak and not peak[0][1] and float(peak[0][0]) < 80, (run, peak)
+    shared = re.findall(r"^\| dpo_lr1em6_reference \| (.*?) \|", out, re.M)
+    assert shared == ["dpo_lr1em6, dpo_lr2em6, dpo_lr5em7"]  # one reference job for the three doses
     host = re.findall(r"^\| sftw2 \| 24 \| 1 \| full \| [\d.]+ \| ([\d,]+) \|", out, re.M)
     assert host and 150 < int(host[0].replace(",", "")) < 400  # GiB per node for 31.6B parameters
+
+
+def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
+    reference = tmp_path / "reference.jsonl"
+    lines = [{"format": "reference-logprobs/1"}] + [
+        {"key": str(i), "row": i, "chosen": -1.0, "rejected": -2.0, "lengths": [600, 400], "labelled": [300, 200]}
+        for i in range(4)]
+    reference.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert plan.main(["--lineage", "--nodes-list", "1"]) == 0
+    bound = capsys.readouterr().out
+    assert plan.main(["--lineage", "--nodes-list", "1", "--pair-lengths", str(reference)]) == 0
+    real = capsys.readouterr().out
+    assert "4 pairs, mean 1,000 tokens, longest 1,000" in real
+
+    def seconds(out, run):
+        return int(re.findall(rf"^\| {run} \| [\d,]+ \| 1 \| full \| [^|]+ \| [\d,]+ \| (\d+)-", out, re.M)[0])
+
+    assert seconds(real, "dpo1") < seconds(bound, "dpo1") / 4  # 1,000 tokens a pair, not 8,192
+    assert seconds(real, "sftw2") == seconds(bound, "sftw2")

@@ -48,6 +48,7 @@ Run as:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,41 +314,106 @@ def report(result: Plan, args) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class PairLengths:
+    """What a reference log-probs file says of the pairs a DPO run trains on (their real lengths)."""
+
+    pairs: int
+    mean_tokens: float  # chosen + rejected
+    longest: int
+    loss_share: float  # labelled completion tokens / tokens
+
+    @classmethod
+    def read(cls, path: Path) -> PairLengths:
+        lines = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+        if not lines or "lengths" not in lines[0]:
+            raise SystemExit(f"{path}: expected a reference_logprobs.py file (one line per pair with its lengths)")
+        totals = [sum(line["lengths"]) for line in lines]
+        labelled = sum(sum(line.get("labelled", line["lengths"])) for line in lines)
+        return cls(len(lines), sum(totals) / len(totals), max(totals), labelled / sum(totals))
+
+
+def dpo_micro_tokens(train: dict) -> int:
+    """Tokens of a DPO micro-batch: a pack of pairs (default twice max_length), or micro_batch_rows pairs padded."""
+    if train["speed"]["packing"]:
+        return train["speed"]["pack_tokens"] or 2 * train["max_length"]
+    return 2 * train["micro_batch_rows"] * train["max_length"]
+
+
 def lineage_table(args) -> str:
     """Every trained run of the card's lineage at full scale (config.yaml) on each node count of
-    --nodes-list, both shardings: memory per GPU, whether it fits, step and run time."""
+    --nodes-list, both shardings: memory per GPU, whether it fits, step and run time.
+
+    SFT rows are micro_batch_rows x max_length tokens. DPO runs as train_dpo.py runs it: packs of
+    pairs (train.speed), the head fused as for SFT, no second model (the reference's log-probs
+    are a job of their own, a forward pass over the pairs, listed apart); its tokens per step are
+    the real pairs' mean length when --pair-lengths gives a reference file, else every pair at
+    twice max_length.
+    """
     config = yaml.safe_load(CONFIG.read_text())
     train = config["scales"]["full"]["train"]
     model = build_meta_model(args.family, args.size, args.vocab)
     counts = count_params(model)
+    lengths = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
+    pair_source = (f"DPO pairs as measured in {args.pair_lengths} ({lengths.pairs:,} pairs, mean {lengths.mean_tokens:,.0f}"
+                   f" tokens, longest {lengths.longest:,})" if lengths else
+                   f"every DPO pair at 2 x {train['max_length']} tokens (an upper bound: pass --pair-lengths)")
     lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active), "
-             f"{args.gpus} x {args.gpu_gib:g} GiB GPUs per node, micro-batch {train['micro_batch_rows']} x "
-             f"{train['max_length']} tokens, checkpointing, fused loss; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s "
-             f"within / {args.inter_gbs:g} GB/s across nodes. Times: overlapped-serial; every row at max_length "
-             "(an upper bound: the card's rows are shorter).", "",
+             f"{args.gpus} x {args.gpu_gib:g} GiB GPUs per node, checkpointing, head loss "
+             f"{train['speed']['fused_loss']}; SFT micro-batch {train['micro_batch_rows']} x {train['max_length']} "
+             f"tokens, DPO packs of {dpo_micro_tokens(train):,} tokens; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s "
+             f"within / {args.inter_gbs:g} GB/s across nodes. Times: overlapped-serial; every SFT row at max_length, "
+             f"{pair_source}.", "",
              "| run | steps | nodes | sharding | GiB/GPU | host GiB/node | s/step | hours |", "|---|---|---|---|---|---|---|---|"]
+    references = []
     for name, spec in config["runs"].items():
-        if spec["kind"] not in ("sft", "dpo") or spec.get("rejected"):
+        if spec["kind"] not in ("sft", "dpo"):
             continue
         dpo = spec["kind"] == "dpo"
         rows, micro_rows, length = train["global_batch_rows"], train["micro_batch_rows"], train["max_length"]
-        sequences = 2 if dpo else 1  # a DPO row is a pair
+        if dpo:
+            micro_tokens = dpo_micro_tokens(train)
+            step_tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
+            loss_share = lengths.loss_share if lengths else CHAT_LOSS_SHARE
+            micro_steps_per_rank = -(-step_tokens // micro_tokens)  # packs: a bound by tokens
+            references.append((name, spec, step_tokens))
+        else:
+            micro_tokens, step_tokens, loss_share = micro_rows * length, rows * length, CHAT_LOSS_SHARE
+        shown = f"{name} (rejected)" if spec.get("rejected") else name
         for nodes in args.nodes_list:
             for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
                 group = shard_group(nodes, args.gpus, sharding)
-                result = plan(model, gpus=group, micro_tokens=sequences * micro_rows * length, checkpointing=True,
-                              loss_share=CHAT_LOSS_SHARE, fused_loss="none" if dpo else train["speed"]["fused_loss"])
-                peak = result.peak + (4 * counts.total / group if dpo else 0)  # DPO: the frozen fp32 reference
-                micro_steps = max(1, rows // (micro_rows * nodes * args.gpus))
-                timing = step_time(counts, tokens=sequences * rows * length, loss_share=CHAT_LOSS_SHARE, nodes=nodes,
+                result = plan(model, gpus=group, micro_tokens=micro_tokens, checkpointing=True,
+                              loss_share=loss_share, fused_loss=train["speed"]["fused_loss"])
+                world = nodes * args.gpus
+                micro_steps = (max(1, int(micro_steps_per_rank // world)) if dpo
+                               else max(1, rows // (micro_rows * world)))
+                timing = step_time(counts, tokens=int(step_tokens), loss_share=loss_share, nodes=nodes,
                                    gpus=args.gpus, sharding=sharding, micro_steps=micro_steps, mfu=args.mfu,
-                                   peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs,
-                                   compute_factor=4 / 3 if dpo else 1.0)
-                fits = "" if peak <= args.gpu_gib * GIB else " (does not fit)"
+                                   peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs)
+                fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
                 hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
-                lines.append(f"| {name} | {spec['steps']:,} | {nodes} | {sharding} | {peak / GIB:.1f}{fits} | "
+                lines.append(f"| {shown} | {spec['steps']:,} | {nodes} | {sharding} | {result.peak / GIB:.1f}{fits} | "
                              f"{host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | {timing.overlapped:.0f}-"
                              f"{timing.serial:.0f} | {hours[0]:,.1f}-{hours[1]:,.1f} |")
+    lines += ["", f"Reference log-probs: one forward pass over a run's pairs on its node, each of the {args.gpus} GPUs "
+              "scoring a share with the whole bf16 model (an upper bound: every pair of every step scored, repeats "
+              "included; runs of one parent and pair set share the job):", "",
+              "| job | for | pairs scored | hours on 1 node |", "|---|---|---|---|"]
+    shared: dict[tuple, list] = {}
+    for name, spec, step_tokens in references:
+        shared.setdefault((tuple(spec["parents"]), tuple(spec["data"])), []).append((name, spec, step_tokens))
+    for group in shared.values():
+        name, spec, step_tokens = max(group, key=lambda entry: entry[1]["steps"])
+        flops = 2 * counts.active * step_tokens * spec["steps"]
+        names = sorted(n for n, _, _ in group)  # the workflow names a shared job after the first by name
+        lines.append(f"| {names[0]}_reference | {', '.join(names)} | "
+                     f"{train['global_batch_rows'] * spec['steps']:,} | "
+                     f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu) / 3600:,.1f} |")
+    weights_gib = 2 * counts.total / GIB
+    lines.append(f"\nEach scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
+                 f"({'fits' if weights_gib + 8 <= args.gpu_gib else 'does not fit'} one {args.gpu_gib:g} GiB GPU "
+                 "with packs of 32,768 tokens).")
     return "\n".join(lines)
 
 
@@ -396,6 +462,8 @@ def main(argv=None) -> int:
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
     parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, full scale)")
+    parser.add_argument("--pair-lengths", type=Path, default=None, metavar="FILE",
+                        help="--lineage: a reference_logprobs.py file whose pair lengths DPO steps are planned with")
     parser.add_argument("--nodes-list", type=lambda text: [int(n) for n in text.split(",")], default=[1, 2, 4],
                         help="node counts of --lineage (default 1,2,4)")
     args = parser.parse_args(argv)

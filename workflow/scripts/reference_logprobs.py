@@ -6,6 +6,9 @@ sequence becomes an eval request (the prompt as context, the labelled completion
 continuation) and is scored by the eval's log-likelihood: packed (--pack-tokens; varlen
 attention, the Mamba-2 `seq_idx`, the head on scored positions, the Triton log-prob pass) where
 the model can be packed on its device, padded batches otherwise. Identical pairs are scored once.
+Launched on several processes (`accelerate launch --num_processes N`, as the trainers are), each
+rank scores every N-th distinct pair on its own GPU and rank 0 writes them all: a node scores the
+pairs in 1/N of the time.
 
 The output is JSONL: a header (format, the reference checkpoint and its identity, the data
 files' checksums, max length, truncation, dtype, method), then one line per distinct pair:
@@ -34,6 +37,7 @@ from lineage.errors import run_cli
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import DataError, write_jsonl
+from lineage.training import dist as tdist
 from lineage.training.data import load_rows
 from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
 
@@ -47,7 +51,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-length", type=int, required=True, help="the DPO recipe's max_length")
     parser.add_argument("--truncation", choices=TRUNCATION_MODES, default="drop", help="the DPO recipe's truncation")
     parser.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="the compute dtype of the scores")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
     parser.add_argument("--pack-tokens", type=int, default=0,
                         help="score packed sequences of this many tokens (0: padded batches)")
     parser.add_argument("--batch-size", type=int, default=8, help="sequences per padded batch")
@@ -67,7 +71,7 @@ def score(model, requests, args, pad_id: int) -> tuple[list[float], str]:
                                       max_length=args.max_length)
         method = f"packed, {args.pack_tokens} tokens"
     else:
-        print(f"scoring padded: {why_padded}", flush=True)
+        tdist.print0(f"scoring padded: {why_padded}")
         scores = loglikelihood(model, requests, batch_size=args.batch_size, pad_id=pad_id, max_length=args.max_length)
         method = f"padded, {args.batch_size} sequences a batch"
     if any(s.truncated for s in scores):
@@ -77,36 +81,44 @@ def score(model, requests, args, pad_id: int) -> tuple[list[float], str]:
 
 def main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(args.init)
-    bundle = load_bundle(args.init)
-    tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
-    raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
-    pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
-    print(f"data: {summary_line}", flush=True)
-    if not pairs:
-        raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}")
-    distinct = list({pair.key: pair for pair in reversed(pairs)}.values())[::-1]  # first occurrence of each key
+    env = tdist.init_distributed(args.device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(args.init)
+        bundle = load_bundle(args.init)
+        tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
+        raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
+        pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length,
+                                                args.truncation)
+        tdist.print0(f"data: {summary_line}")
+        if not pairs:
+            raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}")
+        distinct = list({pair.key: pair for pair in reversed(pairs)}.values())[::-1]  # first occurrence of each
+        mine = distinct[env.rank :: env.world_size]
 
-    model = load_model(args.init, dtype=DTYPES[args.dtype], device=args.device)  # verifies every file first
-    model.eval()
-    parent = read_lineage(args.init)
-    requests = [scoring_request(side) for pair in distinct for side in (pair.chosen, pair.rejected)]
-    tokens = sum(len(c) + len(k) for c, k in requests)
-    scoring_started = time.perf_counter()
-    logprobs, method = score(model, requests, args, tokenizer.pad_token_id)
-    seconds = time.perf_counter() - scoring_started
-
-    header = reference_header(parent, args.init, data_records, {
-        "max_length": args.max_length, "truncation": args.truncation, "dtype": args.dtype, "method": method,
-        "pairs": len(pairs), "distinct_pairs": len(distinct), "tokens": tokens, "scoring_seconds": round(seconds, 3),
-    })
-    lines = ({"key": pair.key, "row": pair.row, "chosen": logprobs[2 * k], "rejected": logprobs[2 * k + 1],
-              "lengths": [len(pair.chosen.input_ids), len(pair.rejected.input_ids)]}
-             for k, pair in enumerate(distinct))
-    write_jsonl(args.out, [header, *lines])
-    print(f"scored {len(distinct)} distinct pairs ({tokens:,} tokens, {method}) in {seconds:.1f} s "
-          f"({tokens / max(seconds, 1e-9):,.0f} tokens/s); wrote {args.out} ({time.perf_counter() - started:.1f} s)",
-          flush=True)
+        model = load_model(args.init, dtype=DTYPES[args.dtype], device=env.device).eval()  # verifies every file
+        requests = [scoring_request(side) for pair in mine for side in (pair.chosen, pair.rejected)]
+        scoring_started = time.perf_counter()
+        logprobs, method = score(model, requests, args, tokenizer.pad_token_id)
+        seconds = time.perf_counter() - scoring_started
+        tokens = sum(len(c) + len(k) for c, k in requests)
+        print(f"rank {env.rank}: scored {len(mine)} distinct pairs ({tokens:,} tokens, {method}) in {seconds:.1f} s "
+              f"({tokens / max(seconds, 1e-9):,.0f} tokens/s)")
+        lines = [{"key": pair.key, "row": pair.row, "chosen": logprobs[2 * k], "rejected": logprobs[2 * k + 1],
+                  "lengths": [len(pair.chosen.input_ids), len(pair.rejected.input_ids)],
+                  "labelled": [len(requests[2 * k][1]), len(requests[2 * k + 1][1])]}
+                 for k, pair in enumerate(mine)]
+        parts = tdist.gather_to_main(lines)
+        if env.is_main:
+            ordered = sorted((line for part in parts for line in part), key=lambda line: line["row"])
+            header = reference_header(read_lineage(args.init), args.init, data_records, {
+                "max_length": args.max_length, "truncation": args.truncation, "dtype": args.dtype,
+                "method": method, "pairs": len(pairs), "distinct_pairs": len(distinct), "ranks": env.world_size,
+            })
+            write_jsonl(args.out, [header, *ordered])
+            tdist.print0(f"wrote {len(ordered)} distinct pairs' log-probs to {args.out} "
+                         f"({time.perf_counter() - started:.1f} s)")
+    finally:
+        tdist.close()
     return 0
 
 

@@ -255,10 +255,14 @@ def save_checkpoint(
 def load_model(directory: str | os.PathLike, *, dtype: torch.dtype | None = None, device: str | torch.device = "cpu",
                trust_remote_code: bool = False):
     """Verify a checkpoint, then load it with transformers from safetensors only."""
+    import torch
     from transformers import AutoModelForCausalLM
 
     verify_checkpoint(directory)
+    device = torch.device(device)
+    # straight onto a GPU: several ranks of one node would otherwise each hold the whole model in host memory
+    placement = {"device_map": device} if device.type == "cuda" else {}
     model = AutoModelForCausalLM.from_pretrained(
-        directory, dtype=dtype, use_safetensors=True, trust_remote_code=trust_remote_code
+        directory, dtype=dtype, use_safetensors=True, trust_remote_code=trust_remote_code, **placement
     )
     return model.to(device)

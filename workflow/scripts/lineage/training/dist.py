@@ -100,6 +100,15 @@ def all_reduce_sum(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
+def gather_to_main(value):
+    """Every rank's `value` as a list on rank 0 (in rank order), None elsewhere; [value] on one rank."""
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return [value]
+    gathered = [None] * dist.get_world_size() if dist.get_rank() == 0 else None
+    dist.gather_object(value, gathered, dst=0)
+    return gathered
+
+
 def barrier() -> None:
     if dist.is_initialized() and dist.get_world_size() > 1:
         dist.barrier()
