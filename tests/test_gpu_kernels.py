@@ -161,3 +161,49 @@ def test_the_in_place_kernel_gives_its_torch_ops_loss_and_gradient(vocab):
     assert torch.allclose(got_losses, expected_losses.float(), rtol=1e-5, atol=1e-4)
     assert relative(got.float(), expected.float()) < 1e-2  # bf16 roundings of the same softmax
     assert (got.float().sum(dim=1).abs() < 0.05).all()  # a softmax minus a one-hot sums to zero
+
+
+@cuda
+@pytest.mark.parametrize("implementation", ["compiled", "inplace"])
+def test_per_position_log_probs_give_the_unfused_values_and_gradients(implementation):
+    """DPO's head: each position's log-prob, backpropagated with a different weight per position."""
+    torch.manual_seed(0)
+    tokens, hidden, vocab = 5000, 2048, 131072
+    x = (torch.randn(tokens, hidden, device="cuda") / 8).bfloat16().requires_grad_()
+    w = (torch.randn(vocab, hidden, device="cuda") / 64).bfloat16().requires_grad_()
+    targets = torch.randint(0, vocab, (tokens,), device="cuda")
+    weights = torch.randn(tokens, device="cuda")  # what dL/dlogp looks like in DPO: a scale per sequence and sign
+    results = {}
+    for name in ("logits", implementation):
+        x.grad = w.grad = None
+        logprobs = head_loss._TOKEN_FUNCTIONS[name](x, w, targets, 0)
+        (logprobs * weights).sum().backward()
+        results[name] = (logprobs.detach().double(), x.grad.float(), w.grad.float())
+    (ref, ref_dx, ref_dw), (got, dx, dw) = results["logits"], results[implementation]
+    assert got.dtype == torch.float64 and relative(got, ref) < 1e-4
+    assert relative(dx, ref_dx) < 2e-2 and relative(dw, ref_dw) < 2e-2
+
+
+@mamba_kernels
+def test_packed_pairs_give_the_padded_dpo_sums_on_the_card_widths():
+    """A pack of pairs (seq_idx, varlen-free SDPA from position_ids) sums each sequence as the padded batch does."""
+    from lineage.training.pairs import Pair, collate_pairs, sequence_sums
+    from lineage.training.packing import backbone_inputs
+
+    model = card_width_model("M*E")
+    head_loss.attach_logprobs(model, "logits")
+
+    def side(length, seed, prompt):
+        r = row(length, seed)
+        return SimpleNamespace(input_ids=r.input_ids, labels=[IGNORE_INDEX] * prompt + r.labels[prompt:])
+
+    pairs = [Pair(side(700, 1, 200), side(333, 2, 200), 0, "a"), Pair(side(1200, 3, 50), side(90, 4, 50), 1, "b")]
+    sums = {}
+    for packed in (True, False):
+        batch = collate_pairs(pairs, 0, pack_length=4096 if packed else None)
+        batch = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+        boundaries = ("position_ids", "seq_idx") if packed else ()
+        logprobs = model(**backbone_inputs(batch, boundaries, varlen=False), positions=batch["positions"],
+                         targets=batch["targets"])
+        sums[packed] = sequence_sums(logprobs, batch).double()
+    assert relative(sums[True], sums[False]) < 1e-4, sums

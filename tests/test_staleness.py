@@ -36,6 +36,7 @@ SCRIPT_OF_RULE = {
     "make_eval_table": "make_eval_table.py", "eval_column": "make_eval_table.py", "publish": "publish.py",
     "plot_loss_curves": "plot_loss_curves.py",
 }
+REFERENCES = {f"dpo{n}_reference" for n in range(1, 5)}  # the chain's reference log-probs, one job per run
 SCRIPT_OF_KIND = {"base": "init_model.py", "sft": "train_sft.py", "dpo": "train_dpo.py", "soup": "soup.py"}
 
 
@@ -75,6 +76,8 @@ def downstream(seeds: set[str], edges: set[tuple[str, str]]) -> set[str]:
 
 def script_of(job: str, runs: dict) -> str:
     rule = job.split(":")[0]
+    if rule.endswith("_reference") and runs.get(rule.removesuffix("_reference"), {}).get("kind") == "dpo":
+        return "reference_logprobs.py"
     return SCRIPT_OF_RULE.get(rule) or SCRIPT_OF_KIND[runs[rule]["kind"]]
 
 
@@ -199,7 +202,15 @@ def test_editing_a_script_that_no_job_runs_plans_nothing(built):
         ("a soup weight", "runs:\n  soup24:\n    weights: [0.6, 0.4]\n", {"soup24"}),
         ("the holdout rule", "recipe:\n  holdout_modulus: 4\n", {"split_holdout"}),
         ("the world size", "scales:\n  embedded:\n    train:\n      processes: 1\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}
+         | REFERENCES),  # each rank scores its own share of the pairs: float rounding may differ
+        # DPO: what only the training reads reruns the training, not the reference log-probs
+        ("a DPO temperature", "runs:\n  dpo2:\n    beta: 0.2\n", {"dpo2"}),
+        ("a DPO learning rate", "runs:\n  dpo1:\n    lr: 6.0e-7\n", {"dpo1"}),
+        ("a DPO step count", "runs:\n  dpo3:\n    overrides:\n      embedded: {steps: 9}\n", {"dpo3"}),
+        # what the scores depend on reruns both
+        ("the maximum length", "scales:\n  embedded:\n    train:\n      max_length: 900\n",
+         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"} | REFERENCES),
         # two ranks: reducing each micro-batch or the step's sum adds the same gradients in another order
         ("the gradient accumulation", "scales:\n  embedded:\n    train:\n      accumulate: unsharded\n",
          {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
