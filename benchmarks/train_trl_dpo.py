@@ -55,6 +55,7 @@ def parse_args(argv=None):
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=1e-6)
     parser.add_argument("--warmup-steps", type=int, default=1)
+    parser.add_argument("--schedule", choices=("cosine", "linear", "constant"), default="cosine")
     parser.add_argument("--adam-betas", default="0.9,0.95")
     parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1234)
@@ -108,7 +109,7 @@ def main(args) -> int:
     optimizer = build_optimizer(model, lr=args.lr, betas=tuple(float(b) for b in args.adam_betas.split(",")),
                                 weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule="cosine"))
+        optimizer, lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule=args.schedule))
     log = StepLog(args.metrics, tokens, trained, attention, params)
     with tempfile.TemporaryDirectory() as scratch:
         dpo_config = DPOConfig(

@@ -40,7 +40,9 @@ def test_a_job_of_several_nodes_takes_the_plugins_mpi_path_with_one_task_per_nod
 
 
 def test_one_node_launches_accelerate_and_several_launch_one_accelerate_per_node_through_srun():
-    assert launch_command(1, 8, GPU).endswith("--config_file workflow/accelerate/fsdp2.yaml --num_processes 8")
+    assert launch_command(1, 8, GPU).endswith("--config_file workflow/accelerate/fsdp2.yaml --num_processes 8"
+                                              " --num_cpu_threads_per_process 8")  # 64 CPUs of the node, 8 ranks
+    assert launch_command(1, 2, Resources(cpus=2, mem_mb=1, runtime=1)).endswith("--num_cpu_threads_per_process 1")
     words = shlex.split(launch_command(4, 8, GPU))
     assert words[0] == "srun" and "--nodes=4" in words and "--ntasks-per-node=1" in words
     assert "--cpus-per-task=64" in words and "--gres=gpu:8" in words and "--kill-on-bad-exit=1" in words
