@@ -24,5 +24,5 @@ rule all:
     input:
         rules.audit.input,
         rules.ablations.input,
-        L.published_dir,
+        L.published_files,
         [f"{P.data}/verifier_audit.md"] if L.verifier_rounds else [],

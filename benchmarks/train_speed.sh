@@ -88,6 +88,12 @@ case $PART in
           --global-batch-rows 512 ;;
         k_trl_sdpa_512) trl $run --attn-implementation sdpa --global-batch-rows 512 ;;
         l_trl_sdpa_liger_512) trl $run --attn-implementation sdpa --liger --global-batch-rows 512 ;;
+        # TRL's fastest: FlexAttention (its packed rows kept apart by a block mask) with Liger, larger micro-batches
+        u_trl_flex_liger_512_16) trl $run --attn-implementation flex_attention --liger --global-batch-rows 512 ;;
+        v_trl_flex_liger_512_64) trl $run --attn-implementation flex_attention --liger --global-batch-rows 512 \
+          --micro-batch-rows 64 ;;
+        w_trl_flex_liger_512_128) trl $run --attn-implementation flex_attention --liger --global-batch-rows 512 \
+          --micro-batch-rows 128 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;

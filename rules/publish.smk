@@ -10,7 +10,9 @@ rule publish:
         results=L.eval_parts(L.published),
         code=code("publish.py"),
     output:
-        directory(L.published_dir),
+        # the repository's fixed files, not directory(): the folder holds exactly a Hub repository
+        # (publish.py writes it whole, atomically; lineage.json lists every file's checksum)
+        L.published_files,
     log:
         f"{P.logs}/publish.log",
     localrule: True
@@ -19,6 +21,7 @@ rule publish:
     params:
         meta=canonical(L.card_meta(config["publish"])),
         results=lambda wc, input: flags("result", input.results),
+        out=L.published_dir,
     shell:
         "python workflow/scripts/publish.py --model {input.model:q} --meta {params.meta:q}"
-        " --eval-table {input.table} {params.results} --out {output} > {log} 2>&1"
+        " --eval-table {input.table} {params.results} --out {params.out:q} > {log} 2>&1"

@@ -44,5 +44,5 @@ for _name in L.in_lineage:
             L.eval_parts(_name),
             [f"{P.eval}/{_name}/column.{ext}" for ext in ("tsv", "md", "png")],
             L.table_files("eval_table") if _name == L.published else [],
-            [L.published_dir] if _name == L.published else [],
+            L.published_files if _name == L.published else [],
         localrule: True

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from battle_factory import battle
 
 from lineage.citations import clean_answer, clean_battles
+
+SAMPLE = Path(__file__).resolve().parents[1] / "resources/sample/battles.jsonl"
 
 MARKERS = {
     "numeric": ("Paris is the capital of France [1]. It is large[2][3].",
@@ -136,3 +142,23 @@ def test_an_answer_of_only_citations_counts_as_empty_under_the_vote_policy():
 ])
 def test_source_notes_tags_and_superscript_markers_are_removed(text, expected):
     assert clean_answer(text)[0] == expected
+
+
+def test_answers_that_differ_only_by_citations_are_quarantined_after_cleaning():
+    rows = [
+        battle("same", own="Pack light [1].", other="Pack light."),  # identical once cleaned
+        battle("tie", vote="tie", own="Pack light [2].", other="Pack light."),  # a tie states no preference: kept
+        battle("differ", own="Pack light [1].", other="Pack heavy."),
+    ]
+    cleaned, _, quarantine = clean_battles(rows, file="battles.jsonl")
+    assert [r["battle_id"] for r in cleaned] == ["tie", "differ"]
+    reasons = {q["battle_id"]: (q["field"], q["reason"]) for q in quarantine}
+    assert reasons["same"] == ("other.answer", "after citation cleaning: is the same text as the preferred answer: "
+                                               "the vote states no preference")
+
+
+def test_the_shipped_sample_pair_that_differs_by_a_marker_does_not_reach_the_pairs():
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    (row,) = [r for r in rows if r["battle_id"] == "bt-001489"]
+    cleaned, _, quarantine = clean_battles([row], file=str(SAMPLE))
+    assert cleaned == [] and quarantine[0]["reason"].startswith("after citation cleaning: is the same text")

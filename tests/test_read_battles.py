@@ -112,3 +112,17 @@ def test_native_our_model_must_be_own_side(tmp_path):
     other["own"]["model"] = "someone-else"
     result = read_export(write_export(tmp_path / "e.jsonl", [battle("b1", 1), other]), our_model="ours")
     assert [(q["line"], q["field"]) for q in result.quarantine] == [(2, "own.model")]
+
+
+@pytest.mark.parametrize("spelling", [b"\\u0000", b"\\u001b[0m", b"\\u007f", b"\\u0085", b"\x1b"])
+def test_a_control_character_is_refused_however_the_file_spells_it(tmp_path, spelling):
+    line = json.dumps(battle("cc", own="Fine.")).encode().replace(b"Fine.", b"Fi" + spelling + b"ne.")
+    result = read_export(write_export(tmp_path / "export.jsonl", [line, battle("ok", prompt_id=2)]))
+    (refused,) = result.quarantine
+    assert refused["battle_id"] == "cc" and refused["field"] == "own.answer" and refused["line"] == 1
+    assert "control character U+00" in refused["reason"] and [r["battle_id"] for r in result.kept] == ["ok"]
+
+
+def test_tabs_newlines_and_carriage_returns_are_text(tmp_path):
+    result = read_export(write_export(tmp_path / "export.jsonl", [battle("ok", own="a\tb\r\nc")]))
+    assert not result.quarantine and result.kept[0]["own"]["answer"] == "a\tb\r\nc"

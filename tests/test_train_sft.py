@@ -4,16 +4,19 @@ global batch is split (micro-batches, processes); resume is exact; lineage is co
 from __future__ import annotations
 
 import json
-import socket
+import math
 import re
+import socket
 
 import pytest
 import torch
 from _training_fixtures import build_base, launch, launch_async, losses, metrics, run_in_process, train_args, weights
 
 from lineage.checkpoint import init_root, verify_checkpoint
+from lineage.errors import exit_code
 from lineage.io import sha256_file
 from lineage.training.data import BatchPlan, BatchPlanError
+from lineage.training.loop import DivergedError
 
 
 @pytest.fixture(scope="module")
@@ -258,3 +261,20 @@ def test_mfu_counts_each_row_s_own_attention_packed_or_padded(base, tmp_path):
     assert (packed.tokens, packed.head_tokens) == (padded.tokens, padded.head_tokens) == (sum(rows), padded.normalizer)
     pack_lengths = [micro["input_ids"].shape[1] for micro in packed.micro_batches]
     assert packed.attention_pairs < causal_pairs(pack_lengths)  # one sequence per pack would count more
+
+
+def test_a_diverged_run_fails_at_its_first_non_finite_step_and_publishes_nothing(base, tmp_path):
+    state, log = tmp_path / "state", tmp_path / "metrics.jsonl"
+    args = train_args(base["base"], base["sft"], tmp_path / "diverged", lr=1e12, steps=6, state_dir=state,
+                      save_every=1, keep_states=10, metrics=log)
+    with pytest.raises(DivergedError) as raised:
+        run_in_process("train_sft", args)
+    assert exit_code(raised.value) == 8
+    rows = metrics(log)
+    bad = rows[-1]["step"]  # the step that went non-finite is the last one logged
+    assert all(math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]) for r in rows[:-1])
+    assert not (math.isfinite(rows[-1]["loss"]) and math.isfinite(rows[-1]["grad_norm"]))
+    assert f"step {bad}/6" in str(raised.value) and "diverged" in str(raised.value)
+    assert not (tmp_path / "diverged").exists()  # no checkpoint for anything downstream to read
+    saved = sorted(p.name for p in state.rglob("step_*") if (p / "COMPLETE").is_file())
+    assert saved == [f"step_{s:06d}" for s in range(1, bad)]  # every finite step's state, none after

@@ -115,6 +115,10 @@ def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_
     card = ModelCard.load(published / "README.md")
     assert card.data.eval_results and card.data.license == "other"
     assert json.loads((published / "config.json").read_text())["architectures"] == ["NemotronHForCausalLM"]
+    # exactly a Hub repository once Snakemake is done with the job: the files lineage.json lists, no more
+    shipped = sorted(str(p.relative_to(published)) for p in published.rglob("*") if p.is_file())
+    listed = json.loads((published / "lineage.json").read_text())["files"]
+    assert shipped == sorted([*listed, "lineage.json"]) and not [n for n in shipped if n.startswith(".")], shipped
     snakemake("--report", "report.zip", "--configfile", str(overlay), cwd=embedded_workflow, timeout=600)
     with zipfile.ZipFile(embedded_workflow / "report.zip") as archive:
         names = archive.namelist()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,6 +182,22 @@ def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+
+_BATTLE_ID = re.compile(rb'"battle_id"\s*:\s*"([^"\\\x00-\x1f]{1,200})"')
+
+
+def readable_battle_id(raw: bytes) -> str | None:
+    """The battle id a line spells plainly, read from its bytes: a line refused before it parses
+    (a control character, a duplicate key, a bad byte elsewhere) is still recorded under its id."""
+    match = _BATTLE_ID.search(raw)
+    if not match:
+        return None
+    try:
+        return match.group(1).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def read_export(
     path: str | os.PathLike,
     fmt: str = "native",
@@ -207,7 +224,7 @@ def read_export(
 
     for line_no, raw in iter_lines(path):
         result.n_read += 1
-        battle_id = None
+        battle_id = readable_battle_id(raw)  # for the quarantine record, should the line be refused
         names: dict[str, str] = {}
         try:
             obj = parse_json_line(raw, first=line_no == 1)

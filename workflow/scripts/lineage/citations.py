@@ -280,7 +280,13 @@ def _clean_line(line: str, counts: Counter, defined: set[str]) -> str:
 
 
 def clean_answer(text: str) -> tuple[str, Counter]:
-    """Return (cleaned text, count of removals per style). Text without artefacts comes back unchanged."""
+    """Return (cleaned text, count of removals per style). Text without artefacts comes back unchanged.
+
+    Removed markers are first replaced by U+0000 (spacing is fixed around them afterwards); the
+    read stage refuses every control character, so that placeholder cannot be text."""
+    if _MARK in text:
+        raise ValueError("the text holds U+0000, the cleaner's placeholder: refuse control characters first "
+                         "(lineage.io.control_character)")
     counts: Counter = Counter()
     lines = text.split("\n")
     mask = code_mask(lines)
@@ -309,11 +315,14 @@ def clean_battles(rows: list[dict], file: str = "") -> tuple[list[dict], dict, l
 
     An answer that is only citation artefacts has nothing left to train on: it counts as empty,
     and the vote policy of lineage.battles decides (a preferred or tie answer: the battle is
-    quarantined; a losing one: null).
+    quarantined; a losing one: null). The cleaned answers then pass the preference screen again
+    (lineage.screen): two answers that differ only by their citations state no preference.
+    Cleaning changes answers only, and only removes text; the other screens ran on the raw row.
     """
     from lineage.battles import apply_answer_policy
     from lineage.io import LineError
     from lineage.quarantine import entry
+    from lineage.screen import screen_preference
 
     totals: Counter = Counter()
     stats = {"battles": 0, "answers": 0, "answers_null": 0, "answers_changed": 0}
@@ -336,8 +345,10 @@ def clean_battles(rows: list[dict], file: str = "") -> tuple[list[dict], dict, l
             new[side] = {**row[side], "answer": cleaned}
         try:
             apply_answer_policy(new, new["vote"], why="is only citation markers")
+            screen_preference(new)  # what trains is the cleaned text: screened again
         except LineError as err:
-            quarantine.append(entry("clean_battles", file, line, err.reason, battle_id=row["battle_id"],
+            reason = err.reason if "citation" in err.reason else f"after citation cleaning: {err.reason}"
+            quarantine.append(entry("clean_battles", file, line, reason, battle_id=row["battle_id"],
                                     field=err.field))
             continue
         out.append(new)

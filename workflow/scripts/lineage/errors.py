@@ -9,6 +9,7 @@ shows what to fix, and a caller can tell a bad input from a damaged checkpoint b
   5  integrity: a checkpoint or state whose bytes or shape are not what was recorded
   6  disk: the filesystem filled up; the partial output was removed
   7  environment: a package, kernel or resource this step needs is missing or busy
+  8  diverged: a training step's loss or gradient norm is not finite; nothing after the last state is saved
 143  preempted: stopped by SIGTERM after a saved step (lineage.training.preemption)
   1  anything else: a bug, shown with its traceback
 
@@ -28,8 +29,9 @@ EXIT_CODES = {
     "CheckpointError": 5, "IntegrityError": 5,
     "DiskFullError": 6,
     "PunktMissingError": 7, "StateLockedError": 7,
+    "DivergedError": 8,
 }
-CODE_NAMES = {2: "usage", 3: "data", 4: "config", 5: "integrity", 6: "disk", 7: "environment", 143: "preempted"}
+CODE_NAMES = {2: "usage", 3: "data", 4: "config", 5: "integrity", 6: "disk", 7: "environment", 8: "diverged", 143: "preempted"}
 
 
 def exit_code(error: BaseException) -> int | None:

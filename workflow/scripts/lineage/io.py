@@ -12,6 +12,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -62,23 +63,39 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _depth_and_text_check(value: Any, depth: int = 0) -> None:
-    """Refuse nesting past MAX_DEPTH and strings that are not Unicode text (lone surrogates)."""
+def control_character(text: str) -> str | None:
+    """The first control character of `text` (Unicode category Cc: C0, DEL and C1) other than tab,
+    newline and carriage return, or None. Judged on the decoded text, so a raw byte and a JSON
+    escape such as \\u0000 are the same character."""
+    match = _CONTROL.search(text)
+    return match.group() if match else None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # Cc less \t \n \r
+
+
+def _depth_and_text_check(value: Any, depth: int = 0, field: str = "") -> None:
+    """Refuse nesting past MAX_DEPTH, strings that are not Unicode text (lone surrogates) and
+    control characters; `field` is the path that names where (own.answer, messages[0].content)."""
     if depth > MAX_DEPTH:
         raise LineError("json", f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as err:
-            raise LineError("json", f"a string holds a lone surrogate ({value[err.start:err.end]!r} escaped "
-                                    "in the JSON), which is not text") from None
+            raise LineError(field or "json", f"a string holds a lone surrogate ({value[err.start:err.end]!r} "
+                                             "escaped in the JSON), which is not text") from None
+        found = control_character(value)
+        if found is not None:
+            raise LineError(field or "json", f"holds the control character U+{ord(found):04X} at character "
+                                             f"{value.index(found)}; it is not text (remove it from the export)")
     elif isinstance(value, dict):
         for key, item in value.items():
-            _depth_and_text_check(key, depth + 1)
-            _depth_and_text_check(item, depth + 1)
+            _depth_and_text_check(key, depth + 1, field)
+            _depth_and_text_check(item, depth + 1, f"{field}.{key}" if field else str(key))
     elif isinstance(value, list):
-        for item in value:
-            _depth_and_text_check(item, depth + 1)
+        for index, item in enumerate(value):
+            _depth_and_text_check(item, depth + 1, f"{field}[{index}]")
 
 
 def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
@@ -97,7 +114,7 @@ def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
     if "\x00" in text:
         raise LineError("encoding", f"a NUL byte at character {text.index(chr(0))}; the line is binary or damaged")
     try:
-        obj = json.loads(text, object_pairs_hook=_unique_keys)
+        obj = json.loads(text, object_pairs_hook=_unique_keys, strict=False)  # raw control characters: judged below
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
             raise LineError("json", f"two JSON values on one line (the second at column {err.colno}); "

@@ -279,6 +279,14 @@ class Lineage:
     def published_dir(self) -> str:
         return f"{self.paths.out}/published/{self.published}"
 
+    @property
+    def published_files(self) -> list[str]:
+        """The published repository's files that every model has (the weights' shard names depend on
+        its size): the publish rule's outputs. Not the directory itself: Snakemake writes a
+        `.snakemake_timestamp` into a directory output, which an upload of the folder would ship."""
+        return [f"{self.published_dir}/{name}" for name in ("README.md", "config.json", "system_prompt.txt",
+                                                             "lineage.json")]
+
     def table_files(self, table: str) -> list[str]:
         return [f"{self.paths.out}/{table}.{ext}" for ext in ("tsv", "md", "png", "paired.tsv")]
 

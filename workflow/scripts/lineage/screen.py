@@ -74,6 +74,12 @@ def screen_battle(row: dict, tokens: tuple[str, ...]) -> None:
     users = [turn for turn in row["messages"] if turn["role"] == "user"]
     if all(is_empty_text(turn["content"]) for turn in users):
         raise LineError("messages", "every user turn is empty or invisible: there is no prompt to answer")
+    screen_preference(row)
+
+
+def screen_preference(row: dict) -> None:
+    """Raise LineError when a decisive vote is between two answers that are the same text
+    (whitespace aside): run on the raw answers and again on the cleaned ones."""
     own, other = row["own"]["answer"], row["other"]["answer"]
     if row["vote"] in ("own_better", "other_better") and own is not None and other is not None \
             and " ".join(own.split()) == " ".join(other.split()):

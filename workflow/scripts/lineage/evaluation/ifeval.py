@@ -14,9 +14,10 @@ a random letter when the item asks for a character that is not an ASCII letter (
 times"): such verdicts change from run to run. Here every instruction is built under a seed of
 its own (the item's key and the instruction's position), so a left-out argument gets one fixed
 draw from lm-eval's own distribution, and a non-letter is counted as the character the prompt
-asks for. The public IFEval prompts give every argument and only letters, so neither case
-arises there and the verdicts are lm-eval's; where one does arise, `lm_eval_chance` names the
-instruction with the share of lm-eval's draws that pass the same response.
+asks for. The public IFEval prompts give every argument; two of the 541 ask for a non-letter
+(key 1122: "#" at least 4 times, key 1129: "!" at least 6 times), where lm-eval's verdict is a
+draw. `lm_eval_chance` names each such instruction with the share of lm-eval's draws that pass
+the same response; every other verdict is lm-eval's.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ the GPU does not wait for the host's packing (50-75 ms a step of 512 rows on two
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,26 @@ class StepData:
     tokens: int  # non-padding input tokens, this rank's part (for tok/s)
     head_tokens: int | None = None  # positions whose logits the loss needs, this rank's part (None: all tokens)
     attention_pairs: int = 0  # causal (query, key) pairs of the rows, each row alone (modeling.causal_pairs)
+
+
+class DivergedError(RuntimeError):
+    """A step's loss or gradient norm is not finite: the run stops there and saves nothing after it."""
+
+
+def check_finite(step: int, steps: int, loss: float, grad_norm: float, last_saved: str) -> None:
+    """Stop a run whose step went non-finite (every rank sees the same reduced values, so all stop).
+
+    A NaN or infinite step has already reached the weights through the optimizer; nothing after
+    the last complete state can be trusted, and a published checkpoint would carry it to every
+    run downstream. No skipping of bad steps is offered: a skipped step hides a learning rate or
+    data problem that the next steps usually repeat."""
+    if math.isfinite(loss) and math.isfinite(grad_norm):
+        return
+    raise DivergedError(
+        f"step {step}/{steps}: loss {loss}, gradient norm {grad_norm}: the run diverged; nothing was saved "
+        f"after {last_saved}. Lower the learning rate (the run's lr or the scale's lr_scale) or check the data, "
+        "then rerun: it resumes from that state"
+    )
 
 
 # loss_fn(model, micro_batch) -> (loss summed over the micro-batch, {stat name: summed value})
@@ -107,6 +128,7 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
             start = meta["step"]
             totals.update(meta.get("totals", {}))
             print0(f"resumed from {resumed} (step {start})")
+    last_saved = f"the saved state of step {start} ({resumed})" if resumed else "the start (no state was saved)"
     metrics = MetricsFile(args.metrics, start, env.is_main)
     peak = peak_flops(env.device, recipe.precision, args.peak_flops)
     names = ("loss", *stat_names)
@@ -188,16 +210,11 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
                 "peak_mem_gib": peak_mem,
             }
         )
+        check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
         if state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:
-            save_state(
-                state_dir,
-                step + 1,
-                model,
-                optimizer,
-                env,
-                {"recipe_hash": recipe_hash, "totals": totals},
-                keep=args.keep_states,
-            )
+            saved = save_state(state_dir, step + 1, model, optimizer, env,
+                               {"recipe_hash": recipe_hash, "totals": totals}, keep=args.keep_states)
+            last_saved = f"the saved state of step {step + 1} ({saved})"
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
