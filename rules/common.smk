@@ -20,6 +20,7 @@ min_version("9.19")
 SCRIPTS = os.path.relpath(Path(workflow.basedir) / "workflow" / "scripts")
 sys.path.insert(0, SCRIPTS)
 
+from lineage.battles import MAX_ANSWER_CHARS  # noqa: E402
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.cluster import launch_command  # noqa: E402
 from lineage.codedeps import import_closure  # noqa: E402

@@ -30,10 +30,12 @@ rule read_battles:
         format=EXPORT["format"],
         our_model=EXPORT.get("our_model", ""),
         max_fraction=EXPORT.get("max_quarantine_fraction", 0.05),
+        max_answer_chars=EXPORT.get("max_answer_chars", MAX_ANSWER_CHARS),
         control_tokens=flags("control-token", CONTROL_TOKENS),
     shell:
         "python workflow/scripts/read_battles.py --export {input.export:q} --format {params.format}"
         " --our-model {params.our_model:q} --max-quarantine-fraction {params.max_fraction} {params.control_tokens}"
+        " --max-answer-chars {params.max_answer_chars}"
         " --out {output.battles} --quarantine {output.quarantine} --set-aside {output.set_aside} > {log} 2>&1"
 
 

@@ -21,7 +21,7 @@ rule publish:
     params:
         meta=canonical(L.card_meta(config["publish"])),
         results=lambda wc, input: flags("result", input.results),
-        out=L.published_dir,
+        out=lambda wc, output: os.path.dirname(output[0]),
     shell:
         "python workflow/scripts/publish.py --model {input.model:q} --meta {params.meta:q}"
         " --eval-table {input.table} {params.results} --out {params.out:q} > {log} 2>&1"

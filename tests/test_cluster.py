@@ -46,7 +46,7 @@ def test_one_node_launches_accelerate_and_several_launch_one_accelerate_per_node
     words = shlex.split(launch_command(4, 8, GPU))
     assert words[0] == "srun" and "--nodes=4" in words and "--ntasks-per-node=1" in words
     assert "--cpus-per-task=64" in words and "--gres=gpu:8" in words and "--kill-on-bad-exit=1" in words
-    assert words[-2:] == ["workflow/scripts/launch_node.sh", "8"]
+    assert words[-3:] == ["workflow/scripts/launch_node.sh", "8", "2"]  # 64 CPUs a node shared by 32 ranks
 
 
 def test_planned_host_memory_covers_rank0s_full_model_and_every_process():

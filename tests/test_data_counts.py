@@ -2,6 +2,10 @@
 
 236 battles = 106 own_better / 72 other_better / 34 tie / 24 both_bad; 140 preferred answers
 after deduplication; 29 holdout pairs; 135 pairs with a known loser; 140 x 40 = 5,600 winner rows.
+
+One battle of the sample (bt-001489, an own win) differs from its loser only by a citation
+marker: the card's pipeline screened identical answers before cleaning and counted it, ours
+screens the cleaned text too and quarantines it (MOVED; the data audit names it where a count moves).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from lineage.preferences import battle_pairs, split_holdout, winner_rows
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "battles.jsonl"
 CARD = {"battles": 236, "own_better": 106, "other_better": 72, "tie": 34, "both_bad": 24, "preferred": 140,
         "holdout_pairs": 29, "recovered_pairs": 135, "winner_rows": 5600}
+MOVED = {"battles": 1, "own_better": 1, "preferred": 1, "recovered_pairs": 1, "winner_rows": 40}
+OURS = {key: value - MOVED.get(key, 0) for key, value in CARD.items()}
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +31,12 @@ def stages():
     if not SAMPLE.is_file():
         pytest.skip(f"{SAMPLE} does not exist yet; generate it with tools/make_sample_data.py")
     read = read_export(SAMPLE)
-    cleaned, _, _ = clean_battles(read.kept)
+    cleaned, _, screened = clean_battles(read.kept)
     preferred, superseded = dedup_preferred(list(enumerate(cleaned, start=1)))
     train, holdout = split_holdout(preferred, 5)
     pairs, holdout_pairs = battle_pairs(preferred, {row["prompt_id"] for row in holdout}, holdout_in_training=True)
     winners = winner_rows(train, holdout, 40, holdout_in_training=True)
-    return {"read": read, "preferred": preferred, "superseded": superseded, "pairs": pairs,
+    return {"read": read, "cleaned": cleaned, "screened": screened, "preferred": preferred, "superseded": superseded, "pairs": pairs,
             "holdout_pairs": holdout_pairs, "winners": winners}
 
 
@@ -41,17 +47,19 @@ def test_battles_and_votes(stages):
     votes = read.vote_counts()
     assert [votes[v] for v in ("own_better", "other_better", "tie", "both_bad")] == [
         CARD["own_better"], CARD["other_better"], CARD["tie"], CARD["both_bad"]]
+    assert [q["battle_id"] for q in stages["screened"]] == ["bt-001489"]
+    assert len(stages["cleaned"]) == OURS["battles"]
 
 
 def test_preferred_after_dedup(stages):
-    assert len(stages["preferred"]) == CARD["preferred"]
-    assert len(stages["preferred"]) + len(stages["superseded"]) == CARD["own_better"] + CARD["other_better"]
+    assert len(stages["preferred"]) == OURS["preferred"]
+    assert len(stages["preferred"]) + len(stages["superseded"]) == OURS["own_better"] + OURS["other_better"]
 
 
 def test_pairs(stages):
-    assert len(stages["holdout_pairs"]) == CARD["holdout_pairs"]
-    assert len(stages["pairs"]) == CARD["recovered_pairs"]
+    assert len(stages["holdout_pairs"]) == OURS["holdout_pairs"]
+    assert len(stages["pairs"]) == OURS["recovered_pairs"]
 
 
 def test_winner_rows(stages):
-    assert len(stages["winners"]) == CARD["winner_rows"]
+    assert len(stages["winners"]) == OURS["winner_rows"]

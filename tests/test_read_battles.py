@@ -126,3 +126,12 @@ def test_a_control_character_is_refused_however_the_file_spells_it(tmp_path, spe
 def test_tabs_newlines_and_carriage_returns_are_text(tmp_path):
     result = read_export(write_export(tmp_path / "export.jsonl", [battle("ok", own="a\tb\r\nc")]))
     assert not result.quarantine and result.kept[0]["own"]["answer"] == "a\tb\r\nc"
+
+
+def test_an_over_long_answer_quarantines_its_battle_with_the_limit_named(tmp_path):
+    rows = [battle("long", other="x" * 501), battle("ok", prompt_id=2, own="y" * 500)]
+    result = read_export(write_export(tmp_path / "export.jsonl", rows), max_answer_chars=500)
+    (refused,) = result.quarantine
+    assert refused["battle_id"] == "long" and refused["field"] == "other.answer"
+    assert "501 characters, over export.max_answer_chars (500)" in refused["reason"]
+    assert [r["battle_id"] for r in result.kept] == ["ok"]

@@ -26,12 +26,17 @@ def test_data_target_reproduces_the_card_counts(embedded_workflow):
     snakemake("--cores", "2", "data", cwd=embedded_workflow)
     audit = json.loads((embedded_workflow / "results/embedded/data/audit.json").read_text())
     ours = {row["key"]: row["ours"] for row in audit["counts"]}
-    assert {key: ours[key] for key in CARD} == CARD
+    # bt-001489 (an own win) differs from its loser only by a citation marker: quarantined after cleaning,
+    # one battle and its 40 winner rows fewer than the card, and the audit says so where a count moves
+    moved = {"battles": 1, "own_better": 1, "preferred": 1, "recovered_pairs": 1, "winner_rows": 40}
+    assert {key: ours[key] for key in CARD} == {key: CARD[key] - moved.get(key, 0) for key in CARD}
+    notes = {row["key"]: row["note"] for row in audit["counts"]}
+    assert all("bt-001489" in notes[key] for key in moved) and not any(notes[key] for key in CARD if key not in moved)
     assert audit["leakage"]["status"] == "LEAK" and audit["leakage"]["in_winner_rows"] == 29
     rows = (embedded_workflow / "results/embedded/data/sets/winners_x40.jsonl").read_text().splitlines()
-    assert len(rows) == 5600
+    assert len(rows) == 5560
     html = (embedded_workflow / "results/embedded/data/audit.html").read_text()
-    assert "<table" in html and "5,600" in html
+    assert "<table" in html and "5,560" in html and "bt-001489" in html
     assert planned_jobs("data", cwd=embedded_workflow) == {}  # a second run has nothing to do
 
 

@@ -3,14 +3,15 @@
 # meeting the other nodes at a static rendezvous on the job's first node.
 #
 # Started once per node by the training rule's srun (lineage/cluster.py launch_command):
-#   srun --nodes=N --ntasks-per-node=1 ... workflow/scripts/launch_node.sh <processes per node> <script> <args>
+#   srun --nodes=N --ntasks-per-node=1 ... workflow/scripts/launch_node.sh <processes per node> <threads per process> \
+#       <script> <args>
 # Node k holds ranks k*P ... k*P+P-1 (machine rank = SLURM_NODEID), so ranks, and the data each
 # reads, do not depend on which node answers first. NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME from the
 # submitting environment pass through (sbatch --export=ALL) where a site needs them.
 set -euo pipefail
 
-if [[ $# -lt 2 ]]; then
-    echo "usage: $0 <processes per node> <training script> [args...]" >&2
+if [[ $# -lt 3 ]]; then
+    echo "usage: $0 <processes per node> <threads per process> <training script> [args...]" >&2
     exit 2
 fi
 if [[ -z "${SLURM_NODEID:-}" || -z "${SLURM_JOB_NODELIST:-}" ]]; then
@@ -20,10 +21,8 @@ if [[ -z "${SLURM_NODEID:-}" || -z "${SLURM_JOB_NODELIST:-}" ]]; then
 fi
 
 per_node=$1
-shift
-# the node's CPUs shared by its processes (lineage/cluster.py threads_per_process says why)
-threads=$((${SLURM_CPUS_PER_TASK:-$per_node} / per_node))
-((threads >= 1)) || threads=1
+threads=$2 # lineage/cluster.py threads_per_process says why it is given
+shift 2
 head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 # A port of this job's own: jobs sharing a first node do not collide, every node computes the same one.
 port=$((20000 + SLURM_JOB_ID % 20000))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.battles import FORMATS, check_quarantine_fraction, read_export
+from lineage.battles import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
 from lineage.cli import fraction
 from lineage.io import DataError, write_jsonl
 from lineage.screen import control_tokens
@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-quarantine-fraction", type=fraction, default=0.05, help="fail if more rows than this are bad"
     )
+    parser.add_argument("--max-answer-chars", type=int, default=MAX_ANSWER_CHARS,
+                        help="quarantine a battle with a longer answer (characters)")
     return parser
 
 
@@ -47,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
-        result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens)
+        result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens,
+                             max_answer_chars=args.max_answer_chars)
         check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     except (DataError, OSError) as err:
         return report("read_battles", err)

@@ -169,11 +169,19 @@ def build_audit(
         "tie_rows": _count_rows(winners, "source", "ties"),
         "general_mix": len(general_mix),
     }
+    # Battles whose answers became the same text once their citations were stripped: the card's
+    # pipeline screened identical answers before cleaning and counted them; here they are quarantined.
+    degenerate = sorted(row["battle_id"] for row in quarantine if row["stage"] == "clean_battles"
+                        and str(row.get("reason", "")).startswith("after citation cleaning"))
+    why = (f"{len(degenerate)} battle(s) fewer than the card's pipeline kept: {', '.join(degenerate)}, whose "
+           "answers are the same text once citations are stripped (quarantined after cleaning)") if degenerate else ""
     counts = []
     for key, label in COUNT_LABELS.items():
         card_value = card.get(key)
         match = "" if card_value is None else ("yes" if card_value == ours[key] else "NO")
-        counts.append({"key": key, "label": label, "ours": ours[key], "card": card_value, "match": match})
+        note = why if match == "NO" and card_value > ours[key] else ""
+        counts.append({"key": key, "label": label, "ours": ours[key], "card": card_value, "match": match,
+                       "note": note})
 
     checks = [
         {

@@ -25,7 +25,7 @@ def _fmt(value: Any) -> str:
 
 def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(title, lead sentence, header, rows) for each table of the report."""
-    counts = [[c["label"], _fmt(c["ours"]), _fmt(c["card"]), c["match"]] for c in audit["counts"]]
+    counts = [[c["label"], _fmt(c["ours"]), _fmt(c["card"]), c["match"], c.get("note", "")] for c in audit["counts"]]
     leak = audit["leakage"]
     checks = [[c["check"], "ok" if c["ok"] else "FAILED", c["detail"]] for c in audit["checks"]]
     stats = audit["citations"]
@@ -61,7 +61,7 @@ def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[lis
                   f"not in the quarantine share)" + (f"; the first {len(aside_rows)}:" if aside_rows else "."))
     return [
         ("Counts per stage", "Ours beside the card's; an empty card cell means the card gives no number.",
-         ["stage", "ours", "card", "match"], counts),
+         ["stage", "ours", "card", "match", "why they differ"], counts),
         ("Own / opponent split after deduplication", audit["split"]["note"], [], []),
         (f"Holdout leakage: {leak['status']}", leak["finding"], [], []),
         ("Conservation checks", "Nothing is dropped silently.", ["check", "result", "detail"], checks),

@@ -183,6 +183,7 @@ def validate_battle(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 
+MAX_ANSWER_CHARS = 100_000  # export.max_answer_chars's default (config.schema.yaml says why)
 _BATTLE_ID = re.compile(rb'"battle_id"\s*:\s*"([^"\\\x00-\x1f]{1,200})"')
 
 
@@ -204,6 +205,7 @@ def read_export(
     our_model: str | None = None,
     strict: bool = False,
     control_tokens: tuple[str, ...] = (),
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ReadResult:
     """Read, validate and screen an export; bad rows become quarantine entries (or a DataError if strict).
 
@@ -234,6 +236,11 @@ def read_export(
                 battle_id = obj["battle_id"]
             row = validate_battle(obj)
             screen_battle(row, control_tokens)
+            for side in ("own", "other"):
+                answer = row[side]["answer"]
+                if answer is not None and len(answer) > max_answer_chars:
+                    raise RowError(f"{side}.answer", f"is {len(answer):,} characters, over export.max_answer_chars "
+                                                     f"({max_answer_chars:,}): a runaway generation, not an answer")
             if fmt == "native" and our_model and row["own"]["model"] != our_model:
                 raise RowError("own.model", f"is {row['own']['model']!r}, not our model {our_model!r}")
             if row["battle_id"] in kept_ids:

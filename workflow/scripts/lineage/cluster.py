@@ -68,24 +68,26 @@ class Resources:
         return out
 
 
-def threads_per_process(cpus: int, processes: int) -> int:
-    """A node's CPU threads shared by its processes. Snakemake exports OMP_NUM_THREADS=<the job's
-    threads> and accelerate hands that to every process: two ranks of two threads each on two
-    cores ran the embedded reference scoring 30x slower than one thread each."""
-    return max(1, cpus // processes)
+def threads_per_process(cpus: int, world_size: int) -> int:
+    """CPU threads of each rank: a node's CPUs shared by the whole world, as if every rank ran on
+    one node, so that 2 nodes x 1 process and 1 node x 2 processes train bit-identical weights on
+    CPU (a matmul's sums depend on its thread count). Set explicitly because Snakemake exports
+    OMP_NUM_THREADS and MKL_NUM_THREADS=<the job's threads> to every process: two ranks of two
+    threads each on two cores scored 30x slower than one thread each."""
+    return max(1, cpus // world_size)
 
 
 def launch_command(nodes: int, processes_per_node: int, resources: Resources) -> str:
     """The command that starts a training script's processes: `accelerate launch` on one node; on
     several, srun with one task per node, each running that node's `accelerate launch`."""
+    threads = threads_per_process(resources.cpus, nodes * processes_per_node)
     if nodes == 1:
-        return (f"{ACCELERATE} --num_processes {processes_per_node}"
-                f" --num_cpu_threads_per_process {threads_per_process(resources.cpus, processes_per_node)}")
+        return f"{ACCELERATE} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
     step = ["srun", f"--nodes={nodes}", "--ntasks-per-node=1", f"--cpus-per-task={resources.cpus}",
             "--kill-on-bad-exit=1", "--label"]
     if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly
         step.append(f"--gres=gpu:{resources.gpu_spec}")
-    return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node)])
+    return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node), str(threads)])
 
 
 def host_memory_mb(params: int, processes_per_node: int) -> int:

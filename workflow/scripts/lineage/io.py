@@ -71,6 +71,11 @@ def control_character(text: str) -> str | None:
     return match.group() if match else None
 
 
+def escape_control(text: str) -> str:
+    """`text` with each control character (as control_character judges) written as `\\uXXXX`."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # Cc less \t \n \r
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lineage.io import escape_control
+
 RAW_LIMIT = 2000
 KEYS = ("stage", "file", "line", "battle_id", "field", "reason", "raw")
 
@@ -24,9 +26,10 @@ def entry(
     raw: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One quarantine record; `raw` (the line as read) is cut to RAW_LIMIT characters."""
-    if raw is not None and len(raw) > RAW_LIMIT:
-        raw = raw[:RAW_LIMIT]
+    """One quarantine record; `raw` (the line as read) is cut to RAW_LIMIT characters, its control
+    characters written as visible escapes (a record must itself pass the reader's checks)."""
+    if raw is not None:
+        raw = escape_control(raw[:RAW_LIMIT])
     record = {
         "stage": stage,
         "file": str(file),
