@@ -56,7 +56,6 @@ rule lineage_table:
     """Parents, recipe, data checksums and timings of every built checkpoint, from lineage.json."""
     input:
         models=PUBLISHED_MODELS,
-        code=code("lineage_table.py"),
     output:
         tsv=f"{P.audit}/lineage.tsv",
         html=report(f"{P.audit}/lineage.html", category="Audit"),
@@ -66,6 +65,7 @@ rule lineage_table:
     conda:
         "../envs/data.yaml"
     params:
+        code=code("lineage_table.py"),
         models=flags("model", PUBLISHED_MODELS),
     shell:
         "python workflow/scripts/lineage_table.py {params.models} --out-tsv {output.tsv}"
@@ -82,7 +82,6 @@ rule plot_loss_curves:
     """Loss against step, one panel per objective (SFT and DPO losses live on different scales)."""
     input:
         models=lambda wc: [L.model_dir(r) for r in LOSS_PLOTS[wc.plot]],
-        code=code("plot_loss_curves.py"),
     output:
         report(f"{P.audit}/{{plot}}.png", category="Training"),
     log:
@@ -93,6 +92,7 @@ rule plot_loss_curves:
     conda:
         "../envs/eval.yaml"
     params:
+        code=code("plot_loss_curves.py"),
         metrics=lambda wc: " ".join(
             f"--{L.runs[r].kind} {P.metrics}/{r}.jsonl" for r in LOSS_PLOTS[wc.plot]
         ),

@@ -23,7 +23,7 @@ sys.path.insert(0, SCRIPTS)
 from lineage.battles import MAX_ANSWER_CHARS  # noqa: E402
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.cluster import launch_command  # noqa: E402
-from lineage.codedeps import import_closure  # noqa: E402
+from lineage.codedeps import code_digest  # noqa: E402
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
 from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
 from lineage.screen import control_tokens  # noqa: E402
@@ -51,8 +51,13 @@ wildcard_constraints:
 
 
 def code(script):
-    """The code a job of `script` runs: the script and every project module it imports."""
-    return import_closure(f"{SCRIPTS}/{script}", SCRIPTS)
+    """The code a job of `script` runs, by meaning: a tracked param that names each file of the
+    script's import closure with a digest of its syntax (lineage/codedeps.py). This is the one
+    place code staleness is decided: comments, docstrings, formatting, a touch or a copy of the
+    files change no digest and rerun nothing; a changed statement changes its file's digest and
+    reruns exactly the jobs whose scripts import it (and what descends from them). The files are
+    not inputs, so their modification times are never compared."""
+    return code_digest(f"{SCRIPTS}/{script}", SCRIPTS)
 
 
 def untracked(value):
@@ -102,7 +107,6 @@ def winner_inputs(wildcards):
     inputs = {
         "train": rules.split_holdout.output.train,
         "holdout": rules.split_holdout.output.holdout,
-        "code": code("winner_rows.py"),
     }
     if L.datasets[wildcards.dataset].ties:
         inputs["battles"] = rules.clean_battles.output.battles

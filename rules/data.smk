@@ -15,7 +15,6 @@ CONTROL_TOKENS = control_tokens(
 rule read_battles:
     input:
         export=EXPORT["path"],
-        code=code("read_battles.py"),
     output:
         battles=f"{P.data}/battles.jsonl",
         quarantine=f"{P.data}/quarantine/read_battles.jsonl",
@@ -27,6 +26,7 @@ rule read_battles:
     resources:
         **resources_of("data"),
     params:
+        code=code("read_battles.py"),
         format=EXPORT["format"],
         our_model=EXPORT.get("our_model", ""),
         max_fraction=EXPORT.get("max_quarantine_fraction", 0.05),
@@ -42,7 +42,6 @@ rule read_battles:
 rule clean_battles:
     input:
         battles=rules.read_battles.output.battles,
-        code=code("clean_battles.py"),
     output:
         battles=f"{P.data}/battles_clean.jsonl",
         stats=f"{P.data}/clean_stats.json",
@@ -53,6 +52,8 @@ rule clean_battles:
         "../envs/data.yaml"
     resources:
         **resources_of("data"),
+    params:
+        code=code("clean_battles.py"),
     shell:
         "python workflow/scripts/clean_battles.py --in {input.battles} --out {output.battles}"
         " --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
@@ -61,7 +62,6 @@ rule clean_battles:
 rule dedup_battles:
     input:
         battles=rules.clean_battles.output.battles,
-        code=code("dedup_battles.py"),
     output:
         preferred=f"{P.data}/preferred.jsonl",
         quarantine=f"{P.data}/quarantine/dedup_battles.jsonl",
@@ -71,6 +71,8 @@ rule dedup_battles:
         "../envs/data.yaml"
     resources:
         **resources_of("data"),
+    params:
+        code=code("dedup_battles.py"),
     shell:
         "python workflow/scripts/dedup_battles.py --in {input.battles} --out {output.preferred}"
         " --quarantine {output.quarantine} > {log} 2>&1"
@@ -79,7 +81,6 @@ rule dedup_battles:
 rule split_holdout:
     input:
         preferred=rules.dedup_battles.output.preferred,
-        code=code("split_holdout.py"),
     output:
         train=f"{P.data}/train.jsonl",
         holdout=f"{P.data}/holdout.jsonl",
@@ -90,6 +91,7 @@ rule split_holdout:
     resources:
         **resources_of("data"),
     params:
+        code=code("split_holdout.py"),
         modulus=L.recipe["holdout_modulus"],
     shell:
         "python workflow/scripts/split_holdout.py --in {input.preferred} --modulus {params.modulus}"
@@ -127,7 +129,6 @@ rule battle_pairs:
     input:
         preferred=rules.dedup_battles.output.preferred,
         holdout=rules.split_holdout.output.holdout,
-        code=code("battle_pairs.py"),
     output:
         pairs=f"{P.data}/pairs.jsonl",
         holdout_pairs=f"{P.data}/holdout_pairs.jsonl",
@@ -138,6 +139,7 @@ rule battle_pairs:
     resources:
         **resources_of("data"),
     params:
+        code=code("battle_pairs.py"),
         holdout_in_training=str(L.recipe["holdout_in_training"]).lower(),
     shell:
         "python workflow/scripts/battle_pairs.py --preferred {input.preferred} --holdout {input.holdout}"
@@ -149,7 +151,6 @@ rule general_mix:
     input:
         sources=[s for s in MIX["sources"] if Path(s).suffix == ".jsonl"],
         tokenizer=L.stage1_tokenizer,
-        code=code("sample_general_mix.py"),
     output:
         rows=f"{P.data}/general_mix.jsonl",
         stats=f"{P.data}/general_mix_stats.json",
@@ -161,6 +162,7 @@ rule general_mix:
     resources:
         **resources_of("data"),
     params:
+        code=code("sample_general_mix.py"),
         sources=flags("source", MIX["sources"]),
         rows=MIX["rows"],
         max_tokens=MIX["max_tokens"],
@@ -188,7 +190,6 @@ rule data_audit:
         mix_quarantine=rules.general_mix.output.quarantine,
         set_aside=rules.read_battles.output.set_aside,
         card_counts="resources/card_counts.json",
-        code=code("data_audit.py"),
     output:
         json=f"{P.data}/audit.json",
         md=report(f"{P.data}/audit.md", category="Data audit"),
@@ -199,6 +200,7 @@ rule data_audit:
     conda:
         "../envs/data.yaml"
     params:
+        code=code("data_audit.py"),
         holdout_in_training=str(L.recipe["holdout_in_training"]).lower(),
     shell:
         "python workflow/scripts/data_audit.py --raw-export {input.export:q} --battles {input.battles}"

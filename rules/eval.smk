@@ -18,7 +18,6 @@ rule evaluate:
         benchmark_items=lambda wc: sorted(
             {p.items for p in L.eval.job_parts(getattr(wc, "part", None))}
         ),
-        code=code("eval_model.py"),
     output:
         results=[f"{out}.json" for out in EVAL_OUT],
         records=[f"{out}.records.jsonl" for out in EVAL_OUT],
@@ -35,6 +34,7 @@ rule evaluate:
     resources:
         **resources_of("eval"),
     params:
+        code=code("eval_model.py"),
         flags=lambda wc: L.eval.flags(L.eval.job_parts(getattr(wc, "part", None))),
         out_dir=lambda wc: f"{P.eval}/{wc.run}",
     shell:
@@ -52,7 +52,6 @@ rule make_eval_table:
             f.removesuffix(".json") + ".records.jsonl" for f in table_results(wc.table)
         ],
         card="resources/card_eval_table.tsv",
-        code=code("make_eval_table.py"),
     output:
         tsv=f"{P.out}/{{table}}.tsv",
         md=report(f"{P.out}/{{table}}.md", category="Eval table"),
@@ -66,6 +65,7 @@ rule make_eval_table:
     conda:
         "../envs/eval.yaml"
     params:
+        code=code("make_eval_table.py"),
         results=lambda wc, input: flags("result", input.results),
         columns=lambda wc: ",".join(L.tables[wc.table]),
         references=lambda wc: reference_flags(L.tables[wc.table]),
@@ -81,7 +81,6 @@ rule eval_column:
     input:
         results=lambda wc: L.eval_parts(wc.run),
         card="resources/card_eval_table.tsv",
-        code=code("make_eval_table.py"),
     output:
         tsv=f"{P.eval}/{{run}}/column.tsv",
         md=f"{P.eval}/{{run}}/column.md",
@@ -94,6 +93,7 @@ rule eval_column:
     conda:
         "../envs/eval.yaml"
     params:
+        code=code("make_eval_table.py"),
         results=lambda wc, input: flags("result", input.results),
         scale=L.scale,
     shell:

@@ -8,7 +8,6 @@ rule publish:
         model=L.model_dir(L.published),
         table=f"{P.out}/eval_table.md",
         results=L.eval_parts(L.published),
-        code=code("publish.py"),
     output:
         # the repository's fixed files, not directory(): the folder holds exactly a Hub repository
         # (publish.py writes it whole, atomically; lineage.json lists every file's checksum)
@@ -19,6 +18,7 @@ rule publish:
     conda:
         "../envs/eval.yaml"
     params:
+        code=code("publish.py"),
         meta=canonical(L.card_meta(config["publish"])),
         results=lambda wc, input: flags("result", input.results),
         out=lambda wc, output: os.path.dirname(output[0]),

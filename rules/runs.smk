@@ -21,7 +21,6 @@ for _name in L.runs_of("base"):
             _name
         input:
             tokenizer=rules.build_tokenizer.output,
-            code=code("init_model.py"),
         output:
             model=directory(L.model_dir(_name)),
         log:
@@ -31,6 +30,7 @@ for _name in L.runs_of("base"):
         resources:
             **resources_of("data"),
         params:
+            code=code("init_model.py"),
             run=_name,
             family=BASE["family"],
             size=BASE["model_size"],
@@ -55,7 +55,6 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
         input:
             init=L.model_dir(_run.parents[0]),
             data=L.data_files(_name),
-            code=code("reference_logprobs.py"),
         output:
             L.reference_file(_name),
         log:
@@ -69,6 +68,7 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
             # the run's own node(s): each rank scores a share of the pairs
             **train_resources(_run, slurm_extra=""),
         params:
+            code=code("reference_logprobs.py"),
             launch=untracked(launcher(_run)),
             world_size=_run.world_size,
             data=flags("data", L.data_files(_name)),
@@ -100,8 +100,6 @@ for _name in L.runs_of("sft", "dpo"):
             init=L.model_dir(_run.parents[0]),
             data=L.data_files(_name),
             reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
-            script=f"{SCRIPTS}/train_{_run.kind}.py",
-            code=code(f"train_{_run.kind}.py"),
         output:
             model=directory(L.model_dir(_name)),
         log:
@@ -115,6 +113,8 @@ for _name in L.runs_of("sft", "dpo"):
         resources:
             **train_resources(_run, slurm_extra=TRAIN_STOP_SIGNAL),
         params:
+            code=code(f"train_{_run.kind}.py"),
+            script=f"{SCRIPTS}/train_{_run.kind}.py",
             # where the ranks run is not tracked (1 node x 2 processes trains what 2 x 1 does);
             # how many there are and how they shard is (it changes the sums' rounding)
             launch=untracked(launcher(_run)),
@@ -134,7 +134,7 @@ for _name in L.runs_of("sft", "dpo"):
                 [L.reference_file(_name)] if _run.kind == "dpo" else [],
             ),
         shell:
-            "{params.launch} {input.script} --run {params.run} --init {input.init:q} {params.data} {params.reference}"
+            "{params.launch} {params.script} --run {params.run} --init {input.init:q} {params.data} {params.reference}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
             " --sharding {params.sharding} --accumulate {params.accumulate}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"
@@ -149,7 +149,6 @@ for _name in L.runs_of("soup"):
             _name
         input:
             parents=[L.model_dir(p) for p in _run.parents],
-            code=code("soup.py"),
         output:
             model=directory(L.model_dir(_name)),
         log:
@@ -161,6 +160,7 @@ for _name in L.runs_of("soup"):
         resources:
             **resources_of("soup"),
         params:
+            code=code("soup.py"),
             run=_name,
             parents=" ".join(
                 f"--parent {p}={shlex.quote(L.model_dir(p))}" for p in _run.parents

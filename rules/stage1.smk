@@ -16,7 +16,6 @@ rule build_tokenizer:
     input:
         corpus=[rules.read_battles.output.battles, *MIX["sources"]],  # the export as validated, not as read
         bundle=BUNDLE,
-        code=code("build_tokenizer.py"),
     output:
         directory(f"{P.out}/stage1/tokenizer"),
     log:
@@ -26,6 +25,7 @@ rule build_tokenizer:
     resources:
         **resources_of("data"),
     params:
+        code=code("build_tokenizer.py"),
         corpus=flags("corpus", [rules.read_battles.output.battles, *MIX["sources"]]),
         vocab=BASE.get("tokenizer_vocab"),
         min_frequency=BASE.get("tokenizer_min_frequency"),
@@ -40,7 +40,6 @@ rule verifier_pairs:
         model=lambda wc: L.model_dir(L.datasets[wc.dataset].sampler),
         prompts=VERIFIER["prompts"],
         eval_items=VERIFIER_EVAL_ITEMS,
-        code=code("verifier_pairs.py"),
     output:
         pairs=f"{P.data}/sets/{{dataset}}.jsonl",
         stats=f"{P.data}/verifier/{{dataset}}.json",
@@ -55,6 +54,7 @@ rule verifier_pairs:
     resources:
         **resources_of("eval"),
     params:
+        code=code("verifier_pairs.py"),
         round=lambda wc: L.datasets[wc.dataset].trains,
         eval_items=flags("eval-items", VERIFIER_EVAL_ITEMS),
         samples=VERIFIER["samples"],
@@ -79,7 +79,6 @@ rule verifier_audit:
     """Acceptance rates of the lineage's verifier rounds, per prompt type."""
     input:
         stats=[f"{P.data}/verifier/{name}.json" for name in L.verifier_rounds],
-        code=code("verifier_audit.py"),
     output:
         json=f"{P.data}/verifier_audit.json",
         md=report(f"{P.data}/verifier_audit.md", category="Data audit"),
@@ -88,6 +87,8 @@ rule verifier_audit:
     localrule: True
     conda:
         "../envs/data.yaml"
+    params:
+        code=code("verifier_audit.py"),
     shell:
         "python workflow/scripts/verifier_audit.py {input.stats} --out-json {output.json}"
         " --out-md {output.md} > {log} 2>&1"

@@ -1,9 +1,9 @@
-"""A job's code input is its script's import closure inside workflow/scripts, read from the source."""
+"""A job's code: its script's import closure in workflow/scripts, read from the source, each file by its syntax."""
 
 from pathlib import Path
 
 import pytest
-from lineage.codedeps import import_closure
+from lineage.codedeps import code_digest, import_closure, syntax_digest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
@@ -72,3 +72,26 @@ def test_the_workflow_scripts_depend_on_what_they_import(script, present, absent
     found = closure(SCRIPTS, script)
     assert script in found and present <= found and not absent & found, sorted(found)
     assert all((SCRIPTS / p).is_file() for p in found)
+
+
+def test_the_syntax_digest_ignores_comments_docstrings_and_layout_and_sees_every_statement(tmp_path):
+    path = tmp_path / "m.py"
+
+    def digest(text: str) -> str:
+        path.write_text(text)
+        syntax_digest.cache_clear()
+        return syntax_digest(path)
+
+    base = digest('"""Doc."""\n\ndef f(x):\n    """Why."""\n    return x + 1  # add\n')
+    assert digest('"""Other words."""\n\n\n# a comment\ndef f( x ):\n    return (x + 1)\n') == base
+    assert digest("def f(x):\n    'Why, reworded.'\n    return x+1\n") == base
+    assert digest('"""Doc."""\n\ndef f(x):\n    return x + 2\n') != base  # a constant
+    assert digest('"""Doc."""\n\ndef f(y):\n    return y + 1\n') != base  # a name
+    assert digest('"""Doc."""\n\ndef f(x):\n    return x + 1\n\nLIMIT = 3\n') != base  # a statement
+
+
+def test_the_code_param_names_each_file_of_the_closure_with_its_digest():
+    value = code_digest(SCRIPTS / "train_dpo.py", SCRIPTS)
+    names = [item.rsplit(":", 1)[0] for item in value.split()]
+    assert names == sorted(names) and "train_dpo.py" in names and "lineage/training/pairs.py" in names
+    assert all(len(item.rsplit(":", 1)[1]) == 16 for item in value.split())

@@ -171,15 +171,42 @@ def test_a_module_edit_reruns_exactly_its_importers_and_their_descendants(built,
     jobs = {job for edge in dag for job in edge if not aggregate(job)}
     seeds = {job for job in jobs if str(scripts / module) in import_closure(scripts / script_of(job, runs), scripts)}
     assert seeds, f"no job imports {module}"
-    with edited(scripts / module, lambda text: text + "\n# edited\n"):
+    with edited(scripts / module, lambda text: text + "\n_EDITED = True\n"):  # a statement: new behaviour
         planned = stale(TARGET, cwd=built)
     assert planned == downstream(seeds, dag)
     assert must_run <= planned and not must_not_run & planned, planned
 
 
 def test_editing_a_script_that_no_job_runs_plans_nothing(built):
-    with edited(built / "workflow/scripts/plan.py", lambda text: text + "\n# edited\n"):
+    with edited(built / "workflow/scripts/plan.py", lambda text: text + "\n_EDITED = True\n"):
         assert planned_jobs(TARGET, cwd=built) == {}
+
+
+def _new_docstring(text: str) -> str:
+    first = text.index('"""') + 3
+    return text[:first] + "Reworded: " + text[first:]
+
+
+@pytest.mark.parametrize("module, change", [
+    ("lineage/io.py", lambda text: text + "\n# a comment at the end\n"),  # imported by every job
+    ("lineage/training/loop.py", _new_docstring),  # imported by every training
+    ("lineage/training/loop.py", lambda text: text.replace("def check_finite(", "\n\n# spaced out\ndef check_finite(")),
+])
+def test_code_edits_that_keep_its_meaning_plan_nothing(built, module, change):
+    with edited(built / "workflow/scripts" / module, change):
+        assert planned_jobs(TARGET, cwd=built) == {}
+
+
+def test_touching_every_script_and_module_plans_nothing(built):
+    files = list((built / "workflow/scripts").rglob("*.py"))
+    stats = {path: path.stat() for path in files}
+    try:
+        for path in files:
+            os.utime(path)
+        assert planned_jobs(TARGET, cwd=built) == {}
+    finally:
+        for path, stat in stats.items():
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 # --------------------------------------------------------------------------------------------

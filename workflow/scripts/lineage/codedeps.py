@@ -1,9 +1,12 @@
-"""The code a workflow script runs: its import closure inside `workflow/scripts`.
+"""The code a workflow script runs: its import closure inside `workflow/scripts`, by meaning.
 
 A job's output depends on the script it runs and on every module of the project that script
-imports, directly or through other modules. The workflow lists exactly those files as the job's
-code input, so an edit reruns the jobs whose code it touches (and what descends from them) and
-nothing else. The closure is read from the source with `ast`, never by importing it: an import
+imports, directly or through other modules. The workflow gives each job a tracked param naming
+those files, each with a digest of its syntax (`code_digest`): the module parsed, its docstrings
+dropped, written back by `ast.unparse`, so comments, docstrings, blank lines, quoting and
+formatting change nothing, nor do a file's modification time or a copy of the project. A
+changed statement changes its file's digest: exactly the jobs whose code holds it rerun (and
+what descends from them), and the param's change says which file. The closure is read from the source with `ast`, never by importing it: an import
 anywhere in a file counts (inside functions too), and importing a module also runs the
 `__init__.py` of every package above it. Imports of anything outside the root (the standard
 library, torch, ...) are not followed; their versions are the software environment's business.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 from pathlib import Path
 
 
@@ -30,6 +34,27 @@ def import_closure(script: str | Path, root: str | Path) -> list[str]:
         pending.extend(_imported_files(path.resolve(), root.resolve()))
     base = root.resolve()
     return sorted(str(root / p.resolve().relative_to(base)) for p in found)
+
+
+def code_digest(script: str | Path, root: str | Path) -> str:
+    """`<file>:<digest>` for `script` and every project module it imports, space-separated, in
+    path order (paths relative to `root`; 16 hex digits of each file's syntax digest)."""
+    root = Path(root)
+    return " ".join(f"{Path(name).relative_to(root)}:{syntax_digest(Path(name).resolve())[:16]}"
+                    for name in import_closure(script, root))
+
+
+@functools.cache
+def syntax_digest(path: Path) -> str:
+    """sha256 of a module's syntax without its docstrings: what runs, not how it is written."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.unparse(tree).encode("utf-8")).hexdigest()
 
 
 @functools.cache
