@@ -162,3 +162,32 @@ def test_the_shipped_sample_pair_that_differs_by_a_marker_does_not_reach_the_pai
     (row,) = [r for r in rows if r["battle_id"] == "bt-001489"]
     cleaned, _, quarantine = clean_battles([row], file=str(SAMPLE))
     assert cleaned == [] and quarantine[0]["reason"].startswith("after citation cleaning: is the same text")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Pack light [Source 2].", "Pack light."),
+    ("Pack light [Sources 1, 3].", "Pack light."),
+    ("Pack light [sources 1-3].", "Pack light."),
+    ("Pack light [Ref. 4].", "Pack light."),
+    ("Pack light [refs 2 and 5].", "Pack light."),
+    ("Pack light [source: 5].", "Pack light."),
+    ("Pack light [citation #7].", "Pack light."),
+    ("Pack light (Source 2).", "Pack light."),
+    ("Pack light (References 1–3).", "Pack light."),
+    ("Pack light (cite 4; 6).", "Pack light."),
+])
+def test_numbered_source_references_in_one_grammar(text, expected):
+    assert clean_answer(text)[0] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "```python\nprint([1, 2, 3])\n```",  # code
+    "Good sources of protein (see below).",
+    "Read the source code (source files are in src/).",
+    "Use `arr[1]` and matrix[0][2] here.",
+    "The pair (1, 2) is the answer.",
+    "See the reference manual, section 2.",
+    "[Source code](#build) is linked above.",
+])
+def test_near_misses_of_source_references_stay(text):
+    assert clean_answer(text)[0] == text

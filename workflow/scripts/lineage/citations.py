@@ -11,7 +11,8 @@ card's winner-SFT data had them stripped; this module does that, conservatively:
   numeric reference definitions `[1]: https://...`; bare-URL lines at the end; a trailing
   section whose label line is Sources / References / Citations / Further reading (as a
   heading, bold or plain label) and which holds only list items, URLs and blank lines.
-* removed too: "(Source: ...)" notes, "[source]" / "[citation needed]" tags, and superscript
+* removed too: "(Source: ...)" notes, "[source]" / "[citation needed]" tags, numbered source
+  references in brackets or parentheses ("[Source 2]", "(Refs 1-3)", "[citation #7]"), and superscript
   numerals after a word or punctuation ("the study¹"), but not powers or units ("x²", "cm²").
 * rewritten: markdown links `[text](https://...)` and defined reference links `[text][1]` → `text`.
 * never touched: fenced code blocks, inline code (`arr[1]`), task-list boxes `[x]`/`[ ]`,
@@ -61,8 +62,17 @@ _EMPTY_SUP = re.compile(r"<sup>\s*</sup>", re.I)
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]{1,40}\](?!:)")
 # "(Source: ...)", "(Sources: a, b)", "(via ...)" in parentheses, up to 200 characters
 _SOURCE_NOTE = re.compile(r"\(\s*(?:sources?|via|cited\s+from|retrieved\s+from)\s*:[^()\n]{1,200}\)", re.I)
-# "[source]", "[sources]", "[citation needed]", "[citation]", "[cite]", "[ref]"
-_SOURCE_TAG = re.compile(r"\[\s*(?:sources?|citation(?:\s+needed)?|cite|ref)\s*\]", re.I)
+# One grammar of source references in brackets or parentheses: a source word, then optionally a
+# number, a range or a list of them: "[source]", "[citation needed]", "[Source 2]", "[Sources 1, 3]",
+# "[ref. 4]", "(Source 2)", "(Refs 1-3)", "[source: 5]", "[citation #7]". Without a number only the
+# bracketed form counts ("(see sources)" and "(source code)" are prose); a bare "(1, 2)" is not one.
+_REF_WORD = r"(?:sources?|refs?\.?|references?|citations?|cite)"
+_REF_NUMBERS = r"#?\d{1,3}(?:\s*(?:[,;–—-]|and|&)\s*#?\d{1,3})*"
+_SOURCE_TAG = re.compile(
+    rf"\[\s*(?:{_REF_WORD}|citation\s+needed)(?:\s*:?\s*{_REF_NUMBERS})?\s*\]"
+    rf"|\(\s*{_REF_WORD}\s*:?\s*{_REF_NUMBERS}\s*\)",
+    re.I,
+)
 # superscript numerals after a word of 3+ letters or punctuation ("the study¹", "growth.²³"), not powers ("mc²")
 _SUPERSCRIPT = re.compile(
     r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*"
