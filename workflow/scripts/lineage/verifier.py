@@ -18,7 +18,7 @@ from typing import Any
 
 from lineage.evaluation import metrics
 from lineage.evaluation.prompts import gsm8k_messages, ifeval_messages
-from lineage.io import DataError
+from lineage.io import DataError, control_character
 
 PROMPT_TYPES = ("math", "if")
 # Text fields of eval items that a training prompt must not repeat, per item format.
@@ -75,8 +75,11 @@ def build_pairs(
         tally["prompts"] += 1
         tally["samples"] += len(texts)
         tally["verified"] += sum(passed)
-        good = list(dict.fromkeys(t for t, ok in zip(texts, passed, strict=True) if ok and t.strip()))
-        bad = list(dict.fromkeys(t for t, ok in zip(texts, passed, strict=True) if not ok and t.strip()))
+        # a sample with a control character is not text a pair may train on (the readers refuse it)
+        usable = [t.strip() != "" and control_character(t) is None for t in texts]
+        tally["control_characters"] += sum(1 for t in texts if control_character(t) is not None)
+        good = list(dict.fromkeys(t for t, ok, use in zip(texts, passed, usable, strict=True) if ok and use))
+        bad = list(dict.fromkeys(t for t, ok, use in zip(texts, passed, usable, strict=True) if not ok and use))
         made = 0
         for chosen, rejected in zip(good, bad):
             if made == max_pairs_per_prompt:
