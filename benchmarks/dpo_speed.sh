@@ -84,27 +84,4 @@ case $PART in
   *) echo "unknown part $PART (llama | nemotron)" >&2; exit 2 ;;
 esac
 
-python3 - "$M" <<'PY'
-import json, statistics, sys
-from pathlib import Path
-runs = {p.stem: [json.loads(l) for l in p.read_text().splitlines() if l.strip()] for p in sorted(Path(sys.argv[1]).glob("*.jsonl"))}
-runs = {name: rows for name, rows in runs.items() if rows}
-if not runs:
-    sys.exit("no run left metrics")
-ref_name, ref = next(iter(runs.items()))
-print(f"\n| run | steps | loss first -> last | max abs. loss diff vs {ref_name} | tokens/s | MFU | peak GiB |")
-print("|---|---|---|---|---|---|---|")
-speed = {}
-for name, rows in runs.items():
-    timed = rows[3:] or rows[1:] or rows
-    speed[name] = statistics.median(r["tok_per_s"] for r in timed)
-    mfus = [r["mfu"] for r in timed if r.get("mfu") is not None]
-    mem = max((r.get("peak_mem_gib") or 0) for r in rows)
-    shared = min(len(rows), len(ref))
-    diff = max((abs(r["loss"] - q["loss"]) for r, q in zip(rows[:shared], ref[:shared]) if "loss" in r and "loss" in q),
-               default=float("nan"))
-    print(f"| {name} | {len(rows)} | {rows[0].get('loss', float('nan')):.4f} -> {rows[-1].get('loss', float('nan')):.4f} | "
-          f"{diff:.4f} | {speed[name]:,.0f} | {100 * statistics.median(mfus):.1f}% | {mem:.1f} |")
-base = min(speed, key=speed.get)
-print("\n" + ", ".join(f"{name} {value / speed[base]:.2f}x" for name, value in speed.items()) + f" (vs {base}, the slowest)")
-PY
+python3 benchmarks/run_table.py "$M"
