@@ -20,6 +20,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
 ACCELERATE_CONFIG = REPO / "workflow" / "accelerate" / "fsdp2.yaml"
+# What the workflow's training rules run (lineage/cluster.py LAUNCHER): `accelerate launch`, ending as the failed rank did.
+LAUNCHER = [sys.executable, str(SCRIPTS / "launch_ranks.py"), "--config_file", str(ACCELERATE_CONFIG)]
 
 
 def chat_rows(n: int, seed: int = 0) -> list[dict]:
@@ -152,13 +154,9 @@ def run_in_process(script: str, args: list[str]) -> None:
 
 
 def launch(script: str, args: list[str], processes: int, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Run a training script under `accelerate launch` with the workflow's config (CPU: gloo)."""
+    """Run a training script under the workflow's launcher and accelerate config (CPU: gloo)."""
     cmd = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--config_file",
-        str(ACCELERATE_CONFIG),
+        *LAUNCHER,
         "--num_processes",
         str(processes),
         str(SCRIPTS / f"{script}.py"),
@@ -178,8 +176,7 @@ def launch_async(script: str, args: list[str], processes: int, machines: tuple[i
     """One machine's `accelerate launch` of a multi-machine run (machines: count, this one's rank;
     processes: all machines together), started and left running; stdout and stderr together."""
     count, rank = machines
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ACCELERATE_CONFIG),
-           "--num_processes", str(processes), "--num_machines", str(count), "--machine_rank", str(rank),
+    cmd = [*LAUNCHER, "--num_processes", str(processes), "--num_machines", str(count), "--machine_rank", str(rank),
            "--main_process_ip", main[0], "--main_process_port", str(main[1]), str(SCRIPTS / f"{script}.py"), *args]
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _training_fixtures import ACCELERATE_CONFIG, SCRIPTS, build_base, train_args
+from _training_fixtures import LAUNCHER, SCRIPTS, build_base, train_args
 from battle_factory import battle, write_export
 
 from lineage.errors import EXIT_CODES, run_cli
@@ -47,8 +47,7 @@ def test_a_killed_process_group_leaves_no_training_rank_behind(base, tmp_path):
     marker = f"orphan-check-{os.getpid()}"
     out = tmp_path / marker
     args = train_args(base["base"], base["sft"], out, steps=400, lr=1e-4, **{"micro-batch-rows": 2})
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ACCELERATE_CONFIG),
-           "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args]
+    cmd = [*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args]
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
     job = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)  # a process group of its own, as a Snakemake job's shell
@@ -66,6 +65,21 @@ def test_a_killed_process_group_leaves_no_training_rank_behind(base, tmp_path):
         time.sleep(0.5)
     assert processes_with(marker) == [], "a training rank outlived its launcher"
     assert not out.exists(), "nothing was published after the job was killed"
+
+
+def test_a_failed_rank_ends_the_job_log_with_its_one_line_error_and_its_code(base, tmp_path):
+    """Two ranks diverge (NaN at step 2): the launcher exits 8 like the ranks, the log's last line is
+    the trainer's error, and torch elastic's ChildFailedError traceback is not in it."""
+    out = tmp_path / "diverged"
+    args = train_args(base["base"], base["sft"], out, steps=6, lr=1e12, **{"micro-batch-rows": 2})
+    env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
+    job = subprocess.run([*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args], cwd=REPO,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    log = job.stdout.strip().splitlines()
+    assert job.returncode == EXIT_CODES["DivergedError"], job.stdout[-3000:]
+    assert log[-1].startswith("train_sft.py: diverged error: step 2/6"), log[-5:]
+    assert "Traceback" not in job.stdout and "ChildFailedError" not in job.stdout
+    assert not out.exists()
 
 
 def test_a_second_writer_of_a_state_directory_is_refused_naming_the_holder(tmp_path):

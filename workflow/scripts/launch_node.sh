@@ -27,7 +27,7 @@ head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 # A port of this job's own: jobs sharing a first node do not collide, every node computes the same one.
 port=$((20000 + SLURM_JOB_ID % 20000))
 
-exec python -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml \
+exec python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml \
     --num_machines "$SLURM_NNODES" --machine_rank "$SLURM_NODEID" \
     --num_processes $((SLURM_NNODES * per_node)) --num_cpu_threads_per_process "$threads" \
     --main_process_ip "$head_node" --main_process_port "$port" \

@@ -23,7 +23,7 @@ from typing import Any
 from lineage.shards import read_header, shard_files
 
 GPU_REQUESTS = ("gres", "gpus_per_node")
-ACCELERATE = "python -m accelerate.commands.launch --config_file workflow/accelerate/fsdp2.yaml"
+LAUNCHER = "python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml"
 NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
 
 # Host memory of a training node (mem_mb: auto). Rank 0 holds the whole model in fp32 twice at
@@ -82,7 +82,7 @@ def launch_command(nodes: int, processes_per_node: int, resources: Resources) ->
     several, srun with one task per node, each running that node's `accelerate launch`."""
     threads = threads_per_process(resources.cpus, nodes * processes_per_node)
     if nodes == 1:
-        return f"{ACCELERATE} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
+        return f"{LAUNCHER} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
     step = ["srun", f"--nodes={nodes}", "--ntasks-per-node=1", f"--cpus-per-task={resources.cpus}",
             "--kill-on-bad-exit=1", "--label"]
     if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly

@@ -18,8 +18,10 @@ Errors are recognised by class name along their MRO, so this module imports noth
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from collections.abc import Callable
 
 EXIT_CODES = {
@@ -46,8 +48,25 @@ def report(prog: str, error: BaseException, note: str = "") -> int:
     """Print `prog: <kind> error: message` on stderr and return the error's exit code (1 when not one of ours)."""
     code = exit_code(error) or 1
     kind = f"{CODE_NAMES[code]} " if code in CODE_NAMES else ""
-    print(f"{prog}: {kind}error: {error}{note}", file=sys.stderr)
+    line = f"{prog}: {kind}error: {error}{note}"
+    print(line, file=sys.stderr)
+    leave_for_launcher(line)
     return code
+
+
+def leave_for_launcher(line: str) -> None:
+    """Under torch elastic, write the one-line error where the launcher looks for a rank's failure
+    (TORCHELASTIC_ERROR_FILE), so workflow/scripts/launch_ranks.py can end the job's log with it."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if not path:
+        return
+    try:
+        partial = f"{path}.partial"
+        with open(partial, "w", encoding="utf-8") as out:
+            json.dump({"message": line, "timestamp": int(time.time())}, out)
+        os.replace(partial, path)
+    except OSError:  # the error itself is already on stderr; a launcher without the file says less
+        pass
 
 
 def run_cli(main: Callable[[], int | None], prog: str | None = None) -> int:
