@@ -55,7 +55,7 @@ rule draw_graph:
 rule lineage_table:
     """Parents, recipe, data checksums and timings of every built checkpoint, from lineage.json."""
     input:
-        models=PUBLISHED_MODELS,
+        **by_content(models=PUBLISHED_MODELS),
     output:
         tsv=f"{P.audit}/lineage.tsv",
         html=report(f"{P.audit}/lineage.html", category="Audit"),
@@ -81,7 +81,9 @@ LOSS_PLOTS = {  # the audit's (published runs), and the ablations' (every traini
 rule plot_loss_curves:
     """Loss against step, one panel per objective (SFT and DPO losses live on different scales)."""
     input:
-        models=lambda wc: [L.model_dir(r) for r in LOSS_PLOTS[wc.plot]],
+        unpack(
+            lambda wc: by_content(models=[L.model_dir(r) for r in LOSS_PLOTS[wc.plot]])
+        ),
     output:
         report(f"{P.audit}/{{plot}}.png", category="Training"),
     log:

@@ -3,9 +3,11 @@
 What reruns a job, and why (README "What reruns"): its params are the canonical form of what
 changes its output (lineage/canonical.py), so reordered keys, comments and number spellings
 rerun nothing; its code input is the import closure of the script it runs
-(lineage/codedeps.py), so an edit reruns exactly the jobs whose code imports the edited file.
+(lineage/codedeps.py), so an edit reruns exactly the jobs whose code imports the edited file;
+its large inputs count by content (`by_content`, lineage/digests.py), so a copy reruns nothing.
 """
 
+import atexit
 import os
 import re
 import shlex
@@ -24,6 +26,14 @@ from lineage.battles import MAX_ANSWER_CHARS  # noqa: E402
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.cluster import launch_command  # noqa: E402
 from lineage.codedeps import code_digest  # noqa: E402
+from lineage.digests import (  # noqa: E402
+    DigestCache,
+    check_companions,
+    companion_of,
+    companions_under,
+    external_companion,
+    record_external,
+)
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
 from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
 from lineage.screen import control_tokens  # noqa: E402
@@ -58,6 +68,87 @@ def code(script):
     reruns exactly the jobs whose scripts import it (and what descends from them). The files are
     not inputs, so their modification times are never compared."""
     return code_digest(f"{SCRIPTS}/{script}", SCRIPTS)
+
+
+# --- content, not times ------------------------------------------------------------------------
+# The one place data staleness is decided (lineage/digests.py says how). A large artifact's job
+# also writes its companion `<artifact>.sha256` (`with_sha256` in its outputs, and
+# workflow/scripts/digest_artifact.py as its shell's last step); a job reading artifacts takes them `by_content`: the artifact with its time ignored
+# (`ancient`), and its companion, a small file Snakemake compares by checksum. A copy with new
+# times plans nothing, other bytes plan what they feed, and a damaged artifact (checked at
+# start-up, then set aside) plans the job that made it, before anything reads it.
+
+DIGEST_CACHE = DigestCache.load(f"{P.out}/.digest_cache.json")
+EXTERNAL = {}  # external input -> its companion under results/<scale>/inputs/
+
+
+def with_sha256(**outputs):
+    """A job's outputs plus the companion of each (`<name>_sha256`), which digest_artifact.py writes."""
+    companions = {
+        f"{name}_sha256": (
+            [str(companion_of(p)) for p in paths]
+            if isinstance(paths, list)
+            else str(companion_of(paths))
+        )
+        for name, paths in outputs.items()
+    }
+    return outputs | companions
+
+
+def sha256_of(path):
+    """The companion of an artifact: beside it when the workflow made it, under inputs/ for an
+    external one (written at start-up, rewritten only when the input's bytes change)."""
+    path = str(path).rstrip("/")
+    if Path(path).resolve().is_relative_to(Path(P.out).resolve()):
+        return str(companion_of(path))
+    if path not in EXTERNAL:
+        EXTERNAL[path] = external_companion(path, P.out)
+        if workflow.is_main_process:
+            record_external(path, EXTERNAL[path], DIGEST_CACHE)
+            DIGEST_CACHE.save()
+    return str(EXTERNAL[path])
+
+
+def by_content(**inputs):
+    """Inputs judged by their bytes: each artifact (time ignored) and its companion `<name>_sha256`."""
+    out = {}
+    for name, paths in inputs.items():
+        many = isinstance(paths, (list, tuple))
+        out[name] = ancient(list(paths) if many else paths)
+        out[f"{name}_sha256"] = (
+            [sha256_of(p) for p in paths] if many else sha256_of(paths)
+        )
+    return out
+
+
+@atexit.register
+def note_reads():
+    """Say when this start-up read files to digest them: new, copied or edited ones, never others."""
+    if DIGEST_CACHE.hashed_files:
+        print(
+            f"digests: read {DIGEST_CACHE.hashed_files} files ({DIGEST_CACHE.hashed_bytes / 2**20:.1f} MiB) whose "
+            "size or mtime moved since they were last hashed",
+            file=sys.stderr,
+        )
+
+
+def check_artifacts():
+    """Start-up: set aside every artifact whose bytes changed since its job wrote it."""
+    if (
+        not workflow.is_main_process
+    ):  # a job's own Snakemake: the main process checked already
+        return
+    damaged = check_companions(companions_under(P.out), DIGEST_CACHE)
+    DIGEST_CACHE.save()
+    for artifact, problems in damaged.items():
+        print(
+            f"warning: {artifact} is damaged ({'; '.join(problems[:3])}{' ...' if len(problems) > 3 else ''}); "
+            f"set aside as {artifact}.damaged; its job is planned again",
+            file=sys.stderr,
+        )
+
+
+check_artifacts()
 
 
 def untracked(value):
@@ -110,7 +201,7 @@ def winner_inputs(wildcards):
     }
     if L.datasets[wildcards.dataset].ties:
         inputs["battles"] = rules.clean_battles.output.battles
-    return inputs
+    return by_content(**inputs)
 
 
 # --- names --------------------------------------------------------------------------------------

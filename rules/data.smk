@@ -14,11 +14,13 @@ CONTROL_TOKENS = control_tokens(
 
 rule read_battles:
     input:
-        export=EXPORT["path"],
+        **by_content(export=EXPORT["path"]),
     output:
-        battles=f"{P.data}/battles.jsonl",
-        quarantine=f"{P.data}/quarantine/read_battles.jsonl",
-        set_aside=f"{P.data}/set_aside.jsonl",
+        **with_sha256(
+            battles=f"{P.data}/battles.jsonl",
+            quarantine=f"{P.data}/quarantine/read_battles.jsonl",
+            set_aside=f"{P.data}/set_aside.jsonl",
+        ),
     log:
         f"{P.logs}/read_battles.log",
     conda:
@@ -37,15 +39,18 @@ rule read_battles:
         " --our-model {params.our_model:q} --max-quarantine-fraction {params.max_fraction} {params.control_tokens}"
         " --max-answer-chars {params.max_answer_chars}"
         " --out {output.battles} --quarantine {output.quarantine} --set-aside {output.set_aside} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule clean_battles:
     input:
-        battles=rules.read_battles.output.battles,
+        **by_content(battles=rules.read_battles.output.battles),
     output:
-        battles=f"{P.data}/battles_clean.jsonl",
+        **with_sha256(
+            battles=f"{P.data}/battles_clean.jsonl",
+            quarantine=f"{P.data}/quarantine/clean_battles.jsonl",
+        ),
         stats=f"{P.data}/clean_stats.json",
-        quarantine=f"{P.data}/quarantine/clean_battles.jsonl",
     log:
         f"{P.logs}/clean_battles.log",
     conda:
@@ -57,14 +62,17 @@ rule clean_battles:
     shell:
         "python workflow/scripts/clean_battles.py --in {input.battles} --out {output.battles}"
         " --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule dedup_battles:
     input:
-        battles=rules.clean_battles.output.battles,
+        **by_content(battles=rules.clean_battles.output.battles),
     output:
-        preferred=f"{P.data}/preferred.jsonl",
-        quarantine=f"{P.data}/quarantine/dedup_battles.jsonl",
+        **with_sha256(
+            preferred=f"{P.data}/preferred.jsonl",
+            quarantine=f"{P.data}/quarantine/dedup_battles.jsonl",
+        ),
     log:
         f"{P.logs}/dedup_battles.log",
     conda:
@@ -76,14 +84,14 @@ rule dedup_battles:
     shell:
         "python workflow/scripts/dedup_battles.py --in {input.battles} --out {output.preferred}"
         " --quarantine {output.quarantine} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule split_holdout:
     input:
-        preferred=rules.dedup_battles.output.preferred,
+        **by_content(preferred=rules.dedup_battles.output.preferred),
     output:
-        train=f"{P.data}/train.jsonl",
-        holdout=f"{P.data}/holdout.jsonl",
+        **with_sha256(train=f"{P.data}/train.jsonl", holdout=f"{P.data}/holdout.jsonl"),
     log:
         f"{P.logs}/split_holdout.log",
     conda:
@@ -96,13 +104,14 @@ rule split_holdout:
     shell:
         "python workflow/scripts/split_holdout.py --in {input.preferred} --modulus {params.modulus}"
         " --out-train {output.train} --out-holdout {output.holdout} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule winner_rows:
     input:
         unpack(winner_inputs),
     output:
-        f"{P.data}/sets/{{dataset}}.jsonl",
+        **with_sha256(rows=f"{P.data}/sets/{{dataset}}.jsonl"),
     log:
         f"{P.logs}/winner_rows/{{dataset}}.log",
     wildcard_constraints:
@@ -112,6 +121,7 @@ rule winner_rows:
     resources:
         **resources_of("data"),
     params:
+        code=code("winner_rows.py"),
         repeat=lambda wc: L.datasets[wc.dataset].repeat,
         ties=lambda wc: (
             f"--ties {rules.clean_battles.output.battles}"
@@ -122,16 +132,21 @@ rule winner_rows:
     shell:
         "python workflow/scripts/winner_rows.py --train {input.train} --holdout {input.holdout}"
         " --repeat {params.repeat} --holdout-in-training {params.holdout_in_training}"
-        " {params.ties} --out {output} > {log} 2>&1"
+        " {params.ties} --out {output.rows} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule battle_pairs:
     input:
-        preferred=rules.dedup_battles.output.preferred,
-        holdout=rules.split_holdout.output.holdout,
+        **by_content(
+            preferred=rules.dedup_battles.output.preferred,
+            holdout=rules.split_holdout.output.holdout,
+        ),
     output:
-        pairs=f"{P.data}/pairs.jsonl",
-        holdout_pairs=f"{P.data}/holdout_pairs.jsonl",
+        **with_sha256(
+            pairs=f"{P.data}/pairs.jsonl",
+            holdout_pairs=f"{P.data}/holdout_pairs.jsonl",
+        ),
     log:
         f"{P.logs}/battle_pairs.log",
     conda:
@@ -145,16 +160,21 @@ rule battle_pairs:
         "python workflow/scripts/battle_pairs.py --preferred {input.preferred} --holdout {input.holdout}"
         " --holdout-in-training {params.holdout_in_training}"
         " --out {output.pairs} --out-holdout {output.holdout_pairs} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule general_mix:
     input:
-        sources=[s for s in MIX["sources"] if Path(s).suffix == ".jsonl"],
-        tokenizer=L.stage1_tokenizer,
+        **by_content(
+            sources=[s for s in MIX["sources"] if Path(s).suffix == ".jsonl"],
+            tokenizer=L.stage1_tokenizer,
+        ),
     output:
-        rows=f"{P.data}/general_mix.jsonl",
+        **with_sha256(
+            rows=f"{P.data}/general_mix.jsonl",
+            quarantine=f"{P.data}/quarantine/general_mix.jsonl",
+        ),
         stats=f"{P.data}/general_mix_stats.json",
-        quarantine=f"{P.data}/quarantine/general_mix.jsonl",
     log:
         f"{P.logs}/general_mix.log",
     conda:
@@ -171,24 +191,27 @@ rule general_mix:
         "python workflow/scripts/sample_general_mix.py {params.sources} --rows {params.rows}"
         " --seed {params.seed} --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
         " --out {output.rows} --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule data_audit:
     input:
-        export=EXPORT["path"],
-        battles=rules.read_battles.output.battles,
+        **by_content(
+            export=EXPORT["path"],
+            battles=rules.read_battles.output.battles,
+            preferred=rules.dedup_battles.output.preferred,
+            holdout=rules.split_holdout.output.holdout,
+            winners=L.card_winner_set.files[0],
+            pairs=rules.battle_pairs.output.pairs,
+            holdout_pairs=rules.battle_pairs.output.holdout_pairs,
+            general_mix=rules.general_mix.output.rows,
+            read_quarantine=rules.read_battles.output.quarantine,
+            clean_quarantine=rules.clean_battles.output.quarantine,
+            dedup_quarantine=rules.dedup_battles.output.quarantine,
+            mix_quarantine=rules.general_mix.output.quarantine,
+            set_aside=rules.read_battles.output.set_aside,
+        ),
         clean_stats=rules.clean_battles.output.stats,
-        preferred=rules.dedup_battles.output.preferred,
-        holdout=rules.split_holdout.output.holdout,
-        winners=L.card_winner_set.files[0],
-        pairs=rules.battle_pairs.output.pairs,
-        holdout_pairs=rules.battle_pairs.output.holdout_pairs,
-        general_mix=rules.general_mix.output.rows,
-        read_quarantine=rules.read_battles.output.quarantine,
-        clean_quarantine=rules.clean_battles.output.quarantine,
-        dedup_quarantine=rules.dedup_battles.output.quarantine,
-        mix_quarantine=rules.general_mix.output.quarantine,
-        set_aside=rules.read_battles.output.set_aside,
         card_counts="resources/card_counts.json",
     output:
         json=f"{P.data}/audit.json",

@@ -14,13 +14,17 @@ EVAL_OUT = [
 
 rule evaluate:
     input:
-        model=lambda wc: L.model_dir(wc.run),
-        benchmark_items=lambda wc: sorted(
-            {p.items for p in L.eval.job_parts(getattr(wc, "part", None))}
+        unpack(
+            lambda wc: by_content(
+                model=L.model_dir(wc.run),
+                benchmark_items=sorted(
+                    {p.items for p in L.eval.job_parts(getattr(wc, "part", None))}
+                ),
+            )
         ),
     output:
+        **with_sha256(records=[f"{out}.records.jsonl" for out in EVAL_OUT]),
         results=[f"{out}.json" for out in EVAL_OUT],
-        records=[f"{out}.records.jsonl" for out in EVAL_OUT],
     log:
         f"{P.logs}/evaluate/{EVAL_JOB}.log",
     benchmark:
@@ -40,6 +44,7 @@ rule evaluate:
     shell:
         "python workflow/scripts/eval_model.py --model {input.model:q} --run {wildcards.run}"
         " {params.flags} --out-dir {params.out_dir:q} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule make_eval_table:
@@ -47,10 +52,15 @@ rule make_eval_table:
     interval and each column's paired differences from its parents and the published model.
     """
     input:
+        unpack(
+            lambda wc: by_content(
+                records=[
+                    f.removesuffix(".json") + ".records.jsonl"
+                    for f in table_results(wc.table)
+                ]
+            )
+        ),
         results=lambda wc: table_results(wc.table),
-        records=lambda wc: [
-            f.removesuffix(".json") + ".records.jsonl" for f in table_results(wc.table)
-        ],
         card="resources/card_eval_table.tsv",
     output:
         tsv=f"{P.out}/{{table}}.tsv",

@@ -5,7 +5,7 @@ eval table (workflow/scripts/publish.py)."""
 
 rule publish:
     input:
-        model=L.model_dir(L.published),
+        **by_content(model=L.model_dir(L.published)),
         table=f"{P.out}/eval_table.md",
         results=L.eval_parts(L.published),
     output:

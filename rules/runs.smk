@@ -20,9 +20,9 @@ for _name in L.runs_of("base"):
         name:
             _name
         input:
-            tokenizer=rules.build_tokenizer.output,
+            **by_content(tokenizer=rules.build_tokenizer.output.tokenizer),
         output:
-            model=directory(L.model_dir(_name)),
+            **with_sha256(model=directory(L.model_dir(_name))),
         log:
             f"{P.logs}/runs/{_name}.log",
         conda:
@@ -40,6 +40,7 @@ for _name in L.runs_of("base"):
             "python workflow/scripts/init_model.py --family {params.family} --size {params.size}"
             " --dtype {params.dtype} --tokenizer {input.tokenizer} --seed {params.seed} --run {params.run}"
             " --out {output.model} > {log} 2>&1"
+            " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 # A DPO run's reference (its parent) scores the run's pairs once, in a job of its own: the trainer
@@ -53,10 +54,9 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
         name:
             f"{_name}_reference"
         input:
-            init=L.model_dir(_run.parents[0]),
-            data=L.data_files(_name),
+            **by_content(init=L.model_dir(_run.parents[0]), data=L.data_files(_name)),
         output:
-            L.reference_file(_name),
+            **with_sha256(reference=L.reference_file(_name)),
         log:
             f"{P.logs}/reference_logprobs/{_name}.log",
         benchmark:
@@ -87,7 +87,8 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
             "{params.launch} workflow/scripts/reference_logprobs.py --init {input.init:q} {params.data}"
             " --max-length {params.max_length} --truncation {params.truncation} --dtype {params.dtype}"
             " --device {params.device} --pack-tokens {params.pack_tokens} --batch-size {params.batch_size}"
-            " --out {output:q} > {log} 2>&1"
+            " --out {output.reference:q} > {log} 2>&1"
+            " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 for _name in L.runs_of("sft", "dpo"):
@@ -97,11 +98,13 @@ for _name in L.runs_of("sft", "dpo"):
         name:
             _name
         input:
-            init=L.model_dir(_run.parents[0]),
-            data=L.data_files(_name),
-            reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
+            **by_content(
+                init=L.model_dir(_run.parents[0]),
+                data=L.data_files(_name),
+                reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
+            ),
         output:
-            model=directory(L.model_dir(_name)),
+            **with_sha256(model=directory(L.model_dir(_name))),
         log:
             f"{P.logs}/runs/{_name}.log",
         benchmark:
@@ -139,6 +142,7 @@ for _name in L.runs_of("sft", "dpo"):
             " --sharding {params.sharding} --accumulate {params.accumulate}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
+            " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 for _name in L.runs_of("soup"):
@@ -148,9 +152,9 @@ for _name in L.runs_of("soup"):
         name:
             _name
         input:
-            parents=[L.model_dir(p) for p in _run.parents],
+            **by_content(parents=[L.model_dir(p) for p in _run.parents]),
         output:
-            model=directory(L.model_dir(_name)),
+            **with_sha256(model=directory(L.model_dir(_name))),
         log:
             f"{P.logs}/runs/{_name}.log",
         benchmark:
@@ -171,6 +175,7 @@ for _name in L.runs_of("soup"):
         shell:
             "python workflow/scripts/soup.py --run {params.run} {params.parents} --method {params.method}"
             " --weights {params.weights} --verify {params.verify} --out {output.model} > {log} 2>&1"
+            " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 for _name in [
@@ -181,5 +186,5 @@ for _name in [
         name:
             _name
         input:
-            L.model_dir(_name),
+            **by_content(model=L.model_dir(_name)),
         localrule: True

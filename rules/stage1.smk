@@ -14,10 +14,11 @@ VERIFIER_EVAL_ITEMS = list(dict.fromkeys(p.items for p in L.eval.parts if p.size
 
 rule build_tokenizer:
     input:
-        corpus=[rules.read_battles.output.battles, *MIX["sources"]],  # the export as validated, not as read
+        # the export as validated, not as read
+        **by_content(corpus=[rules.read_battles.output.battles, *MIX["sources"]]),
         bundle=BUNDLE,
     output:
-        directory(f"{P.out}/stage1/tokenizer"),
+        **with_sha256(tokenizer=directory(f"{P.out}/stage1/tokenizer")),
     log:
         f"{P.logs}/build_tokenizer.log",
     conda:
@@ -31,17 +32,17 @@ rule build_tokenizer:
         min_frequency=BASE.get("tokenizer_min_frequency"),
     shell:
         "python workflow/scripts/build_tokenizer.py {params.corpus} --vocab-size {params.vocab}"
-        " --min-frequency {params.min_frequency} --bundle resources/bundle --out {output} > {log} 2>&1"
+        " --min-frequency {params.min_frequency} --bundle resources/bundle --out {output.tokenizer} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule verifier_pairs:
     """One verifier round's DPO pairs, sampled from the previous round's model."""
     input:
-        model=lambda wc: L.model_dir(L.datasets[wc.dataset].sampler),
-        prompts=VERIFIER["prompts"],
-        eval_items=VERIFIER_EVAL_ITEMS,
+        unpack(lambda wc: by_content(model=L.model_dir(L.datasets[wc.dataset].sampler))),
+        **by_content(prompts=VERIFIER["prompts"], eval_items=VERIFIER_EVAL_ITEMS),
     output:
-        pairs=f"{P.data}/sets/{{dataset}}.jsonl",
+        **with_sha256(pairs=f"{P.data}/sets/{{dataset}}.jsonl"),
         stats=f"{P.data}/verifier/{{dataset}}.json",
     log:
         f"{P.logs}/verifier_pairs/{{dataset}}.log",
@@ -73,6 +74,7 @@ rule verifier_pairs:
         " --max-pairs-per-prompt {params.max_pairs} --batch-size {params.batch_size}"
         " --device {params.device} --dtype {params.dtype} --seed {params.seed}"
         " --out {output.pairs} --stats {output.stats} > {log} 2>&1"
+        " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
 rule verifier_audit:

@@ -122,11 +122,14 @@ RESPELLED = {  # the same numbers, spelled otherwise
 }
 
 
-@pytest.mark.parametrize("edit", ["key order everywhere", "comments", "number spelling"])
+@pytest.mark.parametrize("edit", ["key order everywhere", "comments", "number spelling", "blank lines doubled"])
 def test_edits_that_keep_the_meaning_plan_nothing(built, edit):
     def change(text: str) -> str:
         if edit == "key order everywhere":  # also drops every comment
             return yaml.safe_dump(reordered(yaml.safe_load(text)), sort_keys=False)
+        if edit == "blank lines doubled":
+            assert "\n\n" in text
+            return text.replace("\n\n", "\n\n\n")
         if edit == "comments":
             return "# reviewed\n" + text.replace("\n  sftwF:\n", "\n  sftwF: # the card's second pass\n")
         for old, new in RESPELLED.items():
@@ -177,6 +180,23 @@ def test_a_module_edit_reruns_exactly_its_importers_and_their_descendants(built,
     assert must_run <= planned and not must_not_run & planned, planned
 
 
+def test_a_function_body_changed_in_io_reruns_every_job_that_imports_it(built, dag):
+    """lineage/io.py is in every script's import closure: a changed body is new behaviour for all."""
+    runs = yaml.safe_load((built / "config.yaml").read_text())["runs"]
+    scripts = built / "workflow/scripts"
+    jobs = {job for edge in dag for job in edge if not aggregate(job)}
+    seeds = {job for job in jobs if str(scripts / "lineage/io.py") in import_closure(scripts / script_of(job, runs), scripts)}
+    assert len(seeds) == len(jobs), sorted(jobs - seeds)
+
+    def new_body(text: str) -> str:
+        old = "    return [obj for _, obj in read_jsonl(path)]\n"  # load_jsonl's body
+        assert old in text
+        return text.replace(old, "    rows = [obj for _, obj in read_jsonl(path)]\n    return rows\n")
+
+    with edited(scripts / "lineage/io.py", new_body):
+        assert stale(TARGET, cwd=built) == downstream(seeds, dag)
+
+
 def test_editing_a_script_that_no_job_runs_plans_nothing(built):
     with edited(built / "workflow/scripts/plan.py", lambda text: text + "\n_EDITED = True\n"):
         assert planned_jobs(TARGET, cwd=built) == {}
@@ -207,6 +227,77 @@ def test_touching_every_script_and_module_plans_nothing(built):
     finally:
         for path, stat in stats.items():
             os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+# --------------------------------------------------------------------------------------------
+# Data and checkpoints by content, not by time (lineage/digests.py)
+
+
+def test_a_copy_of_the_built_lineage_plans_nothing(built, tmp_path):
+    """`cp -r` gives every file a new time (scratch to project space, a restored backup)."""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(built), str(copy)], check=True)
+    assert planned_jobs(TARGET, cwd=copy) == {}
+
+
+def test_a_comment_in_the_slurm_profile_plans_nothing(built):
+    profile = built / "profiles/slurm/config.yaml"
+    args = ("--profile", "profiles/slurm", "--config", "scale=embedded", "--executor", "local", "--cores", "2")
+    with edited(profile, lambda text: text + "\n# reviewed for the cluster move\n"):
+        assert planned_jobs(TARGET, *args, cwd=built) == {}
+
+
+def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_after(built, dag):
+    export = built / yaml.safe_load((built / "config.yaml").read_text())["scales"]["embedded"]["export"]["path"]
+    readers = {job for edge in dag for job in edge if job.split(":")[0] in ("read_battles", "data_audit")}
+
+    def one_byte(text: str) -> str:
+        at = text.index('"content": "') + len('"content": "')
+        return text[:at] + ("X" if text[at] != "X" else "Y") + text[at + 1:]
+
+    with edited(export, one_byte):
+        planned = stale(TARGET, cwd=built)
+    assert "read_battles" in planned and planned == downstream(readers, dag)
+    assert planned_jobs(TARGET, cwd=built) == {}  # the export's bytes back: nothing (its companion follows them)
+
+
+@contextlib.contextmanager
+def shard_rewritten(built: Path, run: str, change):
+    """A shard of `run` rewritten by `change(bytes)` inside the block; bytes, times and the run's
+    companion restored after it (the check at start-up may have set the checkpoint aside)."""
+    model = built / "results/embedded/models" / run
+    shard = sorted(model.glob("*.safetensors"))[0]
+    companion, aside = model.with_name(f"{run}.sha256"), model.with_name(f"{run}.damaged")
+    data, stat, digests = shard.read_bytes(), shard.stat(), companion.read_text()
+    try:
+        shard.write_bytes(change(data))
+        yield shard
+    finally:
+        if aside.exists():
+            aside.rename(model)
+        shard.write_bytes(data)
+        os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        companion.write_text(digests)
+
+
+def test_a_shard_rewritten_with_the_same_bytes_plans_nothing(built):
+    with shard_rewritten(built, "sftw2", lambda data: data):
+        assert planned_jobs(TARGET, cwd=built) == {}
+
+
+def test_a_shard_with_other_bytes_is_named_damaged_and_its_run_planned_again(built, dag):
+    def flipped(data: bytes) -> bytes:
+        middle = len(data) // 2  # inside the tensors, past the header
+        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+
+    with shard_rewritten(built, "sftw2", flipped) as shard:
+        first = snakemake("-n", TARGET, cwd=built)
+        assert "models/sftw2 is damaged" in first.stderr and shard.name in first.stderr
+        assert not shard.parent.exists()  # set aside: no job and no user reads it as sftw2 any more
+        planned = stale(TARGET, cwd=built)  # the next start-up plans the same
+        # sftw2 itself and what descends from it, each of which waits on it in the DAG
+        assert planned == downstream({"sftw2"}, dag)
+    assert planned_jobs(TARGET, cwd=built) == {}
 
 
 # --------------------------------------------------------------------------------------------
