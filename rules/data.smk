@@ -235,3 +235,47 @@ rule data_audit:
         " --holdout-in-training {params.holdout_in_training}"
         " --card-counts {input.card_counts} --out-json {output.json} --out-md {output.md}"
         " --out-html {output.html} > {log} 2>&1"
+
+
+# Token lengths of every trained set that no model samples (the verifier rounds' pairs are
+# planned from their reference files), for workflow/scripts/plan.py: `snakemake token_stats`.
+TOKEN_STAT_SETS = {
+    name: L.datasets[name]
+    for run in L.runs_of("sft", "dpo")
+    for name in L.runs[run].data
+    if L.datasets[name].kind != "verifier_pairs"
+}
+
+
+rule token_stats:
+    """The planner's row lengths: each training set tokenized as its trainer does."""
+    input:
+        **by_content(
+            sets=[f for d in TOKEN_STAT_SETS.values() for f in d.files],
+            tokenizer=L.stage1_tokenizer,
+        ),
+        bundle=[
+            "resources/bundle/chat_template.jinja",
+            "resources/bundle/system_prompt.txt",
+        ],
+    output:
+        f"{P.data}/token_stats.json",
+    log:
+        f"{P.logs}/token_stats.log",
+    conda:
+        "../envs/data.yaml"
+    resources:
+        **resources_of("data"),
+    params:
+        code=code("token_stats.py"),
+        sets=" ".join(
+            f"--{'pairs' if d.kind in ('pairs', 'preference_mix') else 'sft'} {name}={shlex.quote(f)}"
+            for name, d in TOKEN_STAT_SETS.items()
+            for f in d.files
+        ),
+        max_length=L.runs[L.runs_of("sft", "dpo")[0]].recipe.max_length,
+        truncation=L.runs[L.runs_of("sft", "dpo")[0]].recipe.truncation,
+    shell:
+        "python workflow/scripts/token_stats.py --tokenizer {input.tokenizer:q} --bundle resources/bundle"
+        " --max-length {params.max_length} --truncation {params.truncation} {params.sets}"
+        " --out {output} > {log} 2>&1"

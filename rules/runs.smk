@@ -129,6 +129,8 @@ for _name in L.runs_of("sft", "dpo"):
             device=_run.device,
             sharding=_run.effective_sharding,
             accumulate=_run.accumulate,
+            # splitting the experts regroups their gradient sums (float rounding): tracked like the world size
+            expert_parallel=_run.expert_parallel,
             save_every=untracked(_run.save_every),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
@@ -139,7 +141,7 @@ for _name in L.runs_of("sft", "dpo"):
         shell:
             "{params.launch} {params.script} --run {params.run} --init {input.init:q} {params.data} {params.reference}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
-            " --sharding {params.sharding} --accumulate {params.accumulate}"
+            " --sharding {params.sharding} --accumulate {params.accumulate} --expert-parallel {params.expert_parallel}"
             " --save-every {params.save_every} --state-dir {params.state_dir}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
             " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"

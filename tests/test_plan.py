@@ -82,19 +82,28 @@ def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybr
     assert plan.shard_group(1, 8, "hybrid") == 8
 
 
+ROW = r"^\| {run} \| [\d,]+ \| (?P<source>[^|]+) \| (?P<tokens>[\d,]+) \| (?P<micro>[\d.]+) \| {nodes} \| {e} \| {sharding} \| " \
+      r"(?P<gib>[\d.]+)(?P<nofit> \(does not fit\))? \| (?P<host>[\d,]+) \| (?P<fast>[\d.]+)-(?P<slow>[\d.]+) \|"
+
+
+def rows(out, run, nodes=1, e=1, sharding="full"):
+    return [m.groupdict() for m in re.finditer(ROW.format(run=re.escape(run), nodes=nodes, e=e, sharding=sharding),
+                                                 out, re.M)]
+
+
 def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
     assert plan.main(["--lineage", "--nodes-list", "1,2"]) == 0
     out = capsys.readouterr().out
     for run in ("stage1_sft", "dpo1", "dpo4", "sftw2", "sftw4", "sftwF"):
-        assert re.search(rf"^\| {run} \| [\d,]+ \| 1 \| full \|", out, re.M), run
-        assert re.search(rf"^\| {run} \| [\d,]+ \| 2 \| hybrid \|", out, re.M), run
+        assert rows(out, run) and rows(out, run, nodes=2, sharding="hybrid"), run
     for run in ("dpo1", "dpo4", "dpo_lr1em6 (rejected)", "dpo_sftw2 (rejected)"):  # DPO now fits one node
-        peak = re.findall(rf"^\| {re.escape(run)} \| [\d,]+ \| 1 \| full \| ([\d.]+)( \(does not fit\))? \|", out, re.M)
-        assert peak and not peak[0][1] and float(peak[0][0]) < 80, (run, peak)
+        (row,) = rows(out, run)
+        assert not row["nofit"] and float(row["gib"]) < 80, (run, row)
     shared = re.findall(r"^\| dpo_lr1em6_reference \| (.*?) \|", out, re.M)
     assert shared == ["dpo_lr1em6, dpo_lr2em6, dpo_lr5em7"]  # one reference job for the three doses
-    host = re.findall(r"^\| sftw2 \| 24 \| 1 \| full \| [\d.]+ \| ([\d,]+) \|", out, re.M)
-    assert host and 150 < int(host[0].replace(",", "")) < 400  # GiB per node for 31.6B parameters
+    (row,) = rows(out, "sftw2")
+    assert 150 < int(row["host"].replace(",", "")) < 400  # GiB per node for 31.6B parameters
+    assert row["source"].strip() == "every row at max_length" and row["tokens"] == f"{512 * 4096:,}"
 
 
 def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
@@ -110,7 +119,48 @@ def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
     assert "4 pairs, mean 1,000 tokens, longest 1,000" in real
 
     def seconds(out, run):
-        return int(re.findall(rf"^\| {run} \| [\d,]+ \| 1 \| full \| [^|]+ \| [\d,]+ \| (\d+)-", out, re.M)[0])
+        return float(rows(out, run)[0]["fast"])
 
     assert seconds(real, "dpo1") < seconds(bound, "dpo1") / 4  # 1,000 tokens a pair, not 8,192
     assert seconds(real, "sftw2") == seconds(bound, "sftw2")
+
+
+def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
+    """E=8 on one node: each GPU keeps its 16 experts whole (the same state bytes), FSDP gathers the
+    non-expert parameters only, and every token's top-6 hidden states cross NVLink both ways."""
+    experts = plan.expert_params(base)
+    assert 28e9 < experts < 30e9  # 23 MoE layers x 128 experts x 2 x 1856 x 2688
+    one, eight = (plan.plan(base, gpus=8, micro_tokens=4096, checkpointing=True, expert_parallel=e) for e in (1, 8))
+    assert eight.static == one.static and eight.gathered < one.gathered / 2
+    counts = one.counts
+    fsdp = [plan.traffic(counts.total, nodes=1, gpus=8, sharding="full", micro_steps=8, experts=experts,
+                         expert_parallel=e).intra_bytes for e in (1, 8)]
+    assert fsdp[1] == pytest.approx(fsdp[0] * (counts.total - experts) / counts.total)
+    tokens = 8 * 4096
+    sent = plan.all_to_all_bytes(base, tokens, 8, checkpointing=True)
+    assert sent == pytest.approx(tokens * 6 * 2688 * 2 * 6 * 23 * 7 / 8)
+    assert plan.all_to_all_bytes(base, tokens, 1, checkpointing=True) == 0
+
+
+@pytest.mark.parametrize("degree", [3, 16])
+def test_an_expert_parallel_degree_that_does_not_divide_is_refused(base, degree):
+    with pytest.raises(SystemExit, match="must divide the 128 routed experts of a layer and the 8 GPUs"):
+        plan.check_expert_parallel(base, degree, gpus=8)
+
+
+def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
+    """Rows of 1,000 and 3,000 tokens, half each: a step of 512 rows holds ~1M tokens, and each of the
+    8 ranks packs its 64 rows into 4,096-token micro-batches with the trainer's packer."""
+    stats = tmp_path / "token_stats.json"
+    entry = {"kind": "sft", "tokens": 4000 * 100, "trained_tokens": 2000 * 100, "histogram": {"1000": 100, "3000": 100}}
+    stats.write_text(json.dumps({"sets": {"winners_x40": entry, "winners": entry}}))
+    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--token-stats",
+                      str(stats)]) == 0
+    out = capsys.readouterr().out
+    (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
+    assert one["source"].strip() == "token stats"
+    assert 0.9e6 < int(one["tokens"].replace(",", "")) < 1.15e6
+    assert 32 / 4.1 < float(one["micro"]) <= 48  # 64 rows of 2,000 tokens on average, 4,096 a pack
+    assert float(eight["fast"]) < float(one["fast"])  # fewer gathers outweigh the all-to-all here
+    (bound,) = rows(out, "dpo2")
+    assert bound["source"].strip() == "every pair at 2 x max_length"  # no stats for the verifier pairs

@@ -99,6 +99,10 @@ def test_schema_refuses_unsafe_run_names():
          "resources/sample/eval/ifeval.jsonl holds 240"),
         ({"scales__embedded__train__nodes": 3}, "cannot be split into micro-batches of 4 rows over 6 processes"),
         ({"scales__embedded__resources__train__mem_mb": "auto"}, "resources.train.mem_mb: auto plans host memory"),
+        # the embedded Nemotron-H: 4 routed experts a layer, 2 processes a node
+        ({"scales__embedded__train__expert_parallel": 4}, "expert_parallel: 4) does not divide the 2 processes"),
+        ({"scales__embedded__train__expert_parallel": 3, "scales__embedded__train__processes": 3,
+          "scales__embedded__train__global_batch_rows": 12}, "expert_parallel: 3) does not divide the 4 routed experts"),
     ],
 )
 def test_lineage_checks_name_the_key(changes, message):

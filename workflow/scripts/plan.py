@@ -33,8 +33,19 @@ all-gather bus bandwidth over NVLink on 8 H100/H200, and 400 Gb/s per GPU across
 - hybrid (HSDP): the same within the node, over NVLink, and once per step an all-reduce of each
   GPU's fp32 gradient shard across the N nodes (2 x (N-1)/N x 4P/G bytes), the only traffic that
   leaves a node; the price is 16 bytes x P / G of state per GPU instead of / (N x G).
-FSDP overlaps communication with compute, so a step takes between max(compute, communication)
-and their sum; the report gives both. `--check` compares the memory model with the runs measured
+With expert parallelism E (train.expert_parallel; planned here, see README), the routed experts of each
+MoE layer are split over E GPUs of a node and FSDP gathers only the rest (and each expert group over the
+W/E ranks that share it); every token then travels to its top-k experts' GPUs and back by all-to-all:
+tokens x top-k x hidden x 2 bytes, dispatch and combine, in forward, backward and the checkpointed
+recompute, (E-1)/E of it leaving the GPU, at --a2a-gbs (assumed: the all-gather's bus bandwidth).
+The all-to-all waits on the router and the experts wait on it, so it is added to the step, never
+overlapped. FSDP overlaps its communication with compute, so a step takes between
+max(compute, FSDP communication) and their sum (plus the all-to-all); the report gives both.
+
+Rows are max_length tokens each unless --token-stats gives the real lengths (the `token_stats` rule:
+each training set tokenized as its trainer does): a step's rows are then drawn from the run's sets
+and packed per rank into micro-batches of pack_tokens with the trainer's own packer, so a step's
+tokens and its number of micro-batches (each one a round of FSDP gathers) are what training sees. `--check` compares the memory model with the runs measured
 on one H200; `--lineage` plans every trained run of the card's lineage (config.yaml, full scale).
 
 Run as:
@@ -42,6 +53,8 @@ Run as:
         --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
     python workflow/scripts/plan.py --nodes 2 --sharding hybrid ...
     python workflow/scripts/plan.py --lineage --nodes-list 1,2,4
+    python workflow/scripts/plan.py --lineage --nodes-list 1 --expert-parallel-list 1,8 \
+        --token-stats results/embedded/data/token_stats.json
     python workflow/scripts/plan.py --check
 """
 
@@ -61,6 +74,8 @@ from transformers import AutoModelForCausalLM  # noqa: E402
 
 from lineage.cluster import host_memory_mb  # noqa: E402
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
+from lineage.modeling import routed_experts  # noqa: E402
+from lineage.training.data import pack_groups  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
@@ -75,6 +90,7 @@ CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
 INTER_GBS = 45.0  # assumed across nodes: 400 Gb/s per GPU (one NIC each), GB/s
+A2A_GBS = INTRA_GBS  # assumed all-to-all bus bandwidth within a node, GB/s per GPU (messages of ~100 MB: NVLink-bound)
 CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 
 
@@ -186,12 +202,33 @@ def activation_bytes_per_token(kind: str, config) -> int:
     raise ValueError(f"unknown layer kind {kind!r}")
 
 
+def expert_params(module: torch.nn.Module) -> int:
+    """Parameters of the routed experts under `module` (transformers' `*Experts`: 3-D weights)."""
+    return sum(p.numel() for m in module.modules() if type(m).__name__.endswith("Experts")
+               for p in m.parameters(recurse=False) if p.dim() == 3)
+
+
+def check_expert_parallel(model: torch.nn.Module, expert_parallel: int, gpus: int) -> None:
+    """Refused where E does not divide the experts of a layer or the GPUs of a node."""
+    if expert_parallel == 1:
+        return
+    experts = routed_experts(model.config)
+    if not experts:
+        raise SystemExit(f"expert parallel {expert_parallel}: {type(model).__name__} has no routed experts")
+    if experts % expert_parallel or gpus % expert_parallel:
+        raise SystemExit(f"expert parallel {expert_parallel} must divide the {experts} routed experts of a layer "
+                         f"and the {gpus} GPUs of a node")
+
+
 def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0,
-         loss_share: float = 1.0, fused_loss: str = "none", accumulate: str = "sharded") -> Plan:
+         loss_share: float = 1.0, fused_loss: str = "none", accumulate: str = "sharded",
+         expert_parallel: int = 1) -> Plan:
     counts = count_params(model)
     total = counts.total
-    block_params = [sum(p.numel() for p in block.parameters()) for block in blocks(model)]
-    root = total - sum(block_params)
+    # what FSDP gathers of a block: the rest whole, the experts of this GPU's group (1/E of them)
+    block_params = [sum(p.numel() for p in block.parameters()) - expert_params(block) * (1 - 1 / expert_parallel)
+                    for block in blocks(model)]
+    root = total - sum(sum(p.numel() for p in block.parameters()) for block in blocks(model))
     static = 16 * total / gpus
     if accumulate == "unsharded":  # all weights in bf16, and the full fp32 gradients beside their shard
         gathered = 2 * total + 4 * total * (1 - 1 / gpus)
@@ -233,9 +270,17 @@ class Traffic:
 
 
 def traffic(params: int, *, nodes: int, gpus: int, sharding: str, micro_steps: int,
-            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS, accumulate: str = "sharded") -> Traffic:
-    """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node."""
+            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS, accumulate: str = "sharded",
+            experts: int = 0, expert_parallel: int = 1) -> Traffic:
+    """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node.
+
+    With expert parallelism E the `experts` parameters are split over E GPUs and each part is
+    sharded over the W/E ranks that hold it, so per parameter they move (W/E - 1)/(W/E) / E as much.
+    """
     world = nodes * gpus
+    if expert_parallel > 1:
+        group = world // expert_parallel
+        params = (params - experts) + experts / expert_parallel * ((group - 1) / group) / ((world - 1) / world)
     per_micro = 8.0 * params  # bf16 gather in forward and in backward, fp32 reduce-scatter
     if accumulate == "unsharded":  # one bf16 gather and one fp32 reduce-scatter a step
         per_micro, micro_steps = 6.0 * params, 1
@@ -254,39 +299,58 @@ def shard_group(nodes: int, gpus: int, sharding: str) -> int:
     return gpus if sharding == "hybrid" and nodes > 1 else nodes * gpus
 
 
+def all_to_all_bytes(model: torch.nn.Module, tokens_per_gpu: float, expert_parallel: int, checkpointing: bool) -> float:
+    """Bytes one GPU sends per step to dispatch its tokens to their experts' GPUs and combine them back."""
+    if expert_parallel == 1:
+        return 0.0
+    config = model.config
+    moe_layers = sum(1 for m in model.modules() if type(m).__name__.endswith("Experts"))
+    width = getattr(config, "moe_latent_size", None) or config.hidden_size
+    passes = 2 * (3 if checkpointing else 2)  # dispatch + combine; forward, recompute, backward
+    return tokens_per_gpu * config.num_experts_per_tok * width * 2 * passes * moe_layers * (
+        expert_parallel - 1) / expert_parallel
+
+
 @dataclass(frozen=True)
 class StepTime:
     compute: float
     traffic: Traffic
+    all_to_all: float = 0.0  # seconds; on the critical path
 
     @property
     def overlapped(self) -> float:
-        return max(self.compute, self.traffic.seconds)
+        return max(self.compute, self.traffic.seconds) + self.all_to_all
 
     @property
     def serial(self) -> float:
-        return self.compute + self.traffic.seconds
+        return self.compute + self.traffic.seconds + self.all_to_all
 
 
 def step_time(counts: ParamCounts, *, tokens: int, loss_share: float, nodes: int, gpus: int, sharding: str,
               micro_steps: int, mfu: float, peak_tflops: float, intra_gbs: float = INTRA_GBS,
-              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0, accumulate: str = "sharded") -> StepTime:
+              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0, accumulate: str = "sharded",
+              experts: int = 0, expert_parallel: int = 1, all_to_all_bytes: float = 0.0,
+              a2a_gbs: float = A2A_GBS) -> StepTime:
     """compute_factor: 4/3 for DPO (the frozen reference's forward on top of the policy's 3 passes)."""
     flops = compute_factor * counts.step_flops(tokens, int(tokens * loss_share))
     compute = step_seconds(flops, nodes * gpus, peak_tflops, mfu)
     moved = traffic(counts.total, nodes=nodes, gpus=gpus, sharding=sharding, micro_steps=micro_steps,
-                    intra_gbs=intra_gbs, inter_gbs=inter_gbs, accumulate=accumulate)
-    return StepTime(compute, moved)
+                    intra_gbs=intra_gbs, inter_gbs=inter_gbs, accumulate=accumulate, experts=experts,
+                    expert_parallel=expert_parallel)
+    return StepTime(compute, moved, all_to_all_bytes / (a2a_gbs * 1e9))
 
 
 def report(result: Plan, args) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
     world = args.nodes * args.gpus
     micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
+    model = build_meta_model(args.family, args.size, args.vocab)
     timing = step_time(result.counts, tokens=tokens_per_step, loss_share=args.loss_share, nodes=args.nodes,
                        gpus=args.gpus, sharding=args.sharding, micro_steps=micro_steps, mfu=args.mfu,
                        peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs,
-                       accumulate=args.accumulate)
+                       accumulate=args.accumulate, experts=expert_params(model), expert_parallel=args.expert_parallel,
+                       all_to_all_bytes=all_to_all_bytes(model, tokens_per_step / world, args.expert_parallel,
+                                                         args.activation_checkpointing), a2a_gbs=args.a2a_gbs)
     gathered = ("all weights (bf16) and full fp32 grads (unsharded accumulation)" if args.accumulate == "unsharded"
                 else "gathered bf16 blocks + root, one block's fp32 grads")
     rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
@@ -308,7 +372,8 @@ def report(result: Plan, args) -> str:
               f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
               f"at MFU {args.mfu:.1%}; communication {moved.seconds:.1f} s ({moved.intra_bytes / 1e9:,.0f} GB per "
               f"GPU within the node at {args.intra_gbs:g} GB/s, {moved.inter_bytes / 1e9:,.0f} GB across nodes at "
-              f"{args.inter_gbs:g} GB/s); step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
+              f"{args.inter_gbs:g} GB/s; expert parallel {args.expert_parallel}: all-to-all {timing.all_to_all:.1f} s); "
+              f"step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
               f"{tokens_per_step / timing.overlapped / world:,.0f}-{tokens_per_step / timing.serial / world:,.0f} "
               "tokens/s/GPU"]
     return "\n".join(lines)
@@ -340,62 +405,125 @@ def dpo_micro_tokens(train: dict) -> int:
     return 2 * train["micro_batch_rows"] * train["max_length"]
 
 
+def sft_micro_tokens(train: dict) -> int:
+    """Tokens of a SFT micro-batch: a pack (default max_length), or micro_batch_rows rows padded."""
+    if train["speed"]["packing"]:
+        return train["speed"]["pack_tokens"] or train["max_length"]
+    return train["micro_batch_rows"] * train["max_length"]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What one optimizer step of a run holds: tokens, the share with a loss, micro-batches per rank."""
+
+    tokens: float
+    loss_share: float
+    micro_steps: float
+    source: str  # where the lengths came from
+
+
+class RowLengths:
+    """The `token_stats` rule's histograms: steps drawn from a run's sets and packed as the trainer packs."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.sets = json.loads(path.read_text())["sets"]
+
+    def covers(self, names) -> bool:
+        return all(name in self.sets for name in names)
+
+    def steps(self, names, *, rows: int, world: int, budget: int, samples: int = 64, seed: int = 0) -> Steps:
+        lengths = [int(length) for name in names for length, n in self.sets[name]["histogram"].items()
+                   for _ in range(n)]  # the run's sets concatenated, each row once, as the trainer samples them
+        generator = torch.Generator().manual_seed(seed)
+        tokens = packs = 0
+        per_rank = rows // world
+        for _ in range(samples):
+            drawn = [lengths[i] for i in torch.randint(len(lengths), (rows,), generator=generator).tolist()]
+            tokens += sum(drawn)
+            packs += max(len(pack_groups(drawn[r * per_rank:(r + 1) * per_rank], budget)) for r in range(world))
+        trained = sum(self.sets[n]["trained_tokens"] for n in names) / sum(self.sets[n]["tokens"] for n in names)
+        return Steps(tokens / samples, trained, packs / samples, f"{self.path}")
+
+
+def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths | None) -> Steps:
+    """Every row at max_length (every pair at twice that), unless a reference file gives the pairs."""
+    rows, length = train["global_batch_rows"], train["max_length"]
+    if not dpo:
+        return Steps(rows * length, CHAT_LOSS_SHARE, max(1, rows // (train["micro_batch_rows"] * world)),
+                     "every row at max_length")
+    tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
+    micro = max(1, int(-(-tokens // dpo_micro_tokens(train)) // world))
+    return Steps(tokens, lengths.loss_share if lengths else CHAT_LOSS_SHARE, micro,
+                 "reference file" if lengths else "every pair at 2 x max_length")
+
+
 def lineage_table(args) -> str:
     """Every trained run of the card's lineage at full scale (config.yaml) on each node count of
-    --nodes-list, both shardings: memory per GPU, whether it fits, step and run time.
+    --nodes-list and expert-parallel degree of --expert-parallel-list: memory per GPU, whether it
+    fits, step time, run hours and GPU-hours.
 
-    SFT rows are micro_batch_rows x max_length tokens. DPO runs as train_dpo.py runs it: packs of
-    pairs (train.speed), the head fused as for SFT, no second model (the reference's log-probs
-    are a job of their own, a forward pass over the pairs, listed apart); its tokens per step are
-    the real pairs' mean length when --pair-lengths gives a reference file, else every pair at
-    twice max_length.
+    A step's tokens and micro-batches come from --token-stats where it holds the run's sets (packed
+    by the trainer's packer), else from the upper bound (every row at max_length). DPO runs as
+    train_dpo.py runs it: packs of pairs, the head fused as for SFT, no second model (the
+    reference's log-probs are a job of their own, listed apart).
     """
     config = yaml.safe_load(CONFIG.read_text())
     train = config["scales"]["full"]["train"]
     model = build_meta_model(args.family, args.size, args.vocab)
     counts = count_params(model)
-    lengths = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
-    pair_source = (f"DPO pairs as measured in {args.pair_lengths} ({lengths.pairs:,} pairs, mean {lengths.mean_tokens:,.0f}"
-                   f" tokens, longest {lengths.longest:,})" if lengths else
-                   f"every DPO pair at 2 x {train['max_length']} tokens (an upper bound: pass --pair-lengths)")
-    lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active), "
-             f"{args.gpus} x {args.gpu_gib:g} GiB GPUs per node, checkpointing, head loss "
-             f"{train['speed']['fused_loss']}; SFT micro-batch {train['micro_batch_rows']} x {train['max_length']} "
-             f"tokens, DPO packs of {dpo_micro_tokens(train):,} tokens; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s "
-             f"within / {args.inter_gbs:g} GB/s across nodes. Times: overlapped-serial; every SFT row at max_length, "
-             f"{pair_source}.", "",
-             "| run | steps | nodes | sharding | GiB/GPU | host GiB/node | s/step | hours |", "|---|---|---|---|---|---|---|---|"]
+    experts = expert_params(model)
+    for degree in args.expert_parallel_list:
+        check_expert_parallel(model, degree, args.gpus)
+    pairs = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
+    stats = RowLengths(args.token_stats) if args.token_stats else None
+    pair_note = (f", DPO pairs as measured in {args.pair_lengths} ({pairs.pairs:,} pairs, mean {pairs.mean_tokens:,.0f} "
+                 f"tokens, longest {pairs.longest:,})" if pairs else "")
+    lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active, "
+             f"{experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
+             f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of {sft_micro_tokens(train):,} "
+             f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s within "
+             f"/ {args.inter_gbs:g} GB/s across nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
+             f"{stats.path if stats else 'none given (--token-stats)'}; runs whose sets it lacks: every row at "
+             f"max_length{pair_note}. Times: overlapped-serial.",
+             "", "| run | steps | rows from | tokens/step | micro-batches/rank | nodes | E | sharding | GiB/GPU | "
+             "host GiB/node | s/step | hours | GPU-hours |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     references = []
     for name, spec in config["runs"].items():
         if spec["kind"] not in ("sft", "dpo"):
             continue
         dpo = spec["kind"] == "dpo"
-        rows, micro_rows, length = train["global_batch_rows"], train["micro_batch_rows"], train["max_length"]
-        if dpo:
-            micro_tokens = dpo_micro_tokens(train)
-            step_tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
-            loss_share = lengths.loss_share if lengths else CHAT_LOSS_SHARE
-            micro_steps_per_rank = -(-step_tokens // micro_tokens)  # packs: a bound by tokens
-            references.append((name, spec, step_tokens))
-        else:
-            micro_tokens, step_tokens, loss_share = micro_rows * length, rows * length, CHAT_LOSS_SHARE
+        micro_tokens = dpo_micro_tokens(train) if dpo else sft_micro_tokens(train)
         shown = f"{name} (rejected)" if spec.get("rejected") else name
         for nodes in args.nodes_list:
-            for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
-                group = shard_group(nodes, args.gpus, sharding)
-                result = plan(model, gpus=group, micro_tokens=micro_tokens, checkpointing=True,
-                              loss_share=loss_share, fused_loss=train["speed"]["fused_loss"])
-                world = nodes * args.gpus
-                micro_steps = (max(1, int(micro_steps_per_rank // world)) if dpo
-                               else max(1, rows // (micro_rows * world)))
-                timing = step_time(counts, tokens=int(step_tokens), loss_share=loss_share, nodes=nodes,
-                                   gpus=args.gpus, sharding=sharding, micro_steps=micro_steps, mfu=args.mfu,
-                                   peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs)
-                fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
-                hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
-                lines.append(f"| {shown} | {spec['steps']:,} | {nodes} | {sharding} | {result.peak / GIB:.1f}{fits} | "
-                             f"{host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | {timing.overlapped:.0f}-"
-                             f"{timing.serial:.0f} | {hours[0]:,.1f}-{hours[1]:,.1f} |")
+            world = nodes * args.gpus
+            if stats and stats.covers(spec["data"]):
+                step = stats.steps(spec["data"], rows=train["global_batch_rows"], world=world, budget=micro_tokens)
+                source = "token stats"
+            else:
+                step = upper_bound_steps(train, dpo, world, pairs)
+                source = step.source
+            if dpo and nodes == args.nodes_list[0]:
+                references.append((name, spec, step.tokens))
+            for degree in args.expert_parallel_list:
+                for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
+                    group = shard_group(nodes, args.gpus, sharding)
+                    result = plan(model, gpus=group, micro_tokens=micro_tokens, checkpointing=True,
+                                  loss_share=step.loss_share, fused_loss=train["speed"]["fused_loss"],
+                                  expert_parallel=degree)
+                    timing = step_time(counts, tokens=int(step.tokens), loss_share=step.loss_share, nodes=nodes,
+                                       gpus=args.gpus, sharding=sharding, micro_steps=max(1, round(step.micro_steps)),
+                                       mfu=args.mfu, peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs,
+                                       inter_gbs=args.inter_gbs, experts=experts, expert_parallel=degree,
+                                       all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
+                                       a2a_gbs=args.a2a_gbs)
+                    fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
+                    hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
+                    lines.append(f"| {shown} | {spec['steps']:,} | {source} | {step.tokens:,.0f} | "
+                                 f"{step.micro_steps:.1f} | {nodes} | {degree} | {sharding} | "
+                                 f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | "
+                                 f"{timing.overlapped:.1f}-{timing.serial:.1f} | "
+                                 f"{hours[0]:,.2f}-{hours[1]:,.2f} | {hours[0] * world:,.1f}-{hours[1] * world:,.1f} |")
     lines += ["", f"Reference log-probs: one forward pass over a run's pairs on its node, each of the {args.gpus} GPUs "
               "scoring a share with the whole bf16 model (an upper bound: every pair of every step scored, repeats "
               "included; runs of one parent and pair set share the job):", "",
@@ -466,6 +594,13 @@ def main(argv=None) -> int:
                         help="--lineage: a reference_logprobs.py file whose pair lengths DPO steps are planned with")
     parser.add_argument("--nodes-list", type=lambda text: [int(n) for n in text.split(",")], default=[1, 2, 4],
                         help="node counts of --lineage (default 1,2,4)")
+    parser.add_argument("--expert-parallel", type=int, default=1, metavar="E",
+                        help="routed experts split over E GPUs of a node (1: FSDP shards them like the rest)")
+    parser.add_argument("--expert-parallel-list", type=lambda text: [int(n) for n in text.split(",")], default=[1],
+                        help="expert-parallel degrees of --lineage (e.g. 1,8)")
+    parser.add_argument("--a2a-gbs", type=float, default=A2A_GBS, help="all-to-all bandwidth within a node, GB/s per GPU")
+    parser.add_argument("--token-stats", type=Path, default=None, metavar="FILE",
+                        help="--lineage: the token_stats rule's output; steps are packed from these row lengths")
     args = parser.parse_args(argv)
     if args.check:
         print(check())
@@ -474,9 +609,12 @@ def main(argv=None) -> int:
         print(lineage_table(args))
         return 0
     model = build_meta_model(args.family, args.size, args.vocab)
-    result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding), micro_tokens=args.micro_batch_rows * args.tokens_per_row,
+    check_expert_parallel(model, args.expert_parallel, args.gpus)
+    result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding),
+                  micro_tokens=args.micro_batch_rows * args.tokens_per_row,
                   checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
-                  loss_share=args.loss_share, fused_loss=args.fused_loss, accumulate=args.accumulate)
+                  loss_share=args.loss_share, fused_loss=args.fused_loss, accumulate=args.accumulate,
+                  expert_parallel=args.expert_parallel)
     print(report(result, args))
     return 0
 

@@ -168,6 +168,7 @@ def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
             sharding=args.sharding,
+            expert_parallel=args.expert_parallel,
             accumulate=args.accumulate,
         )
         head_path = attach_head(policy, recipe)

@@ -175,6 +175,7 @@ def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
             compile_blocks=recipe.compile,
             experts_implementation=recipe.experts,
             sharding=args.sharding,
+            expert_parallel=args.expert_parallel,
             accumulate=args.accumulate,
         )
         loss_path = attach_head_loss(model, recipe)

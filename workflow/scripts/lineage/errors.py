@@ -27,7 +27,7 @@ from collections.abc import Callable
 EXIT_CODES = {
     "DataError": 3, "LineError": 3, "ChatFormatError": 3, "BatchPlanError": 3, "FileNotFoundError": 3,
     "ConfigError": 4, "RecipeError": 4, "SoupError": 4, "PackingError": 4, "HeadLossError": 4,
-    "FlashAttention4Error": 4,
+    "FlashAttention4Error": 4, "ExpertParallelError": 4,
     "CheckpointError": 5, "IntegrityError": 5,
     "DiskFullError": 6,
     "PunktMissingError": 7, "StateLockedError": 7,

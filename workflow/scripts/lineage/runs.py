@@ -10,6 +10,8 @@ existence checks of given inputs, and nothing imports torch, so Snakemake parses
 
 from __future__ import annotations
 
+import json
+
 import dataclasses
 import math
 import shlex
@@ -91,6 +93,7 @@ class Run:
     processes_per_node: int = 1  # training processes (FSDP ranks) on each node
     sharding: str = "full"  # full: shard over every rank | hybrid: shard within a node, replicate across nodes
     accumulate: str = "sharded"  # sharded: reduce every micro-batch | unsharded: once a step (memory for speed)
+    expert_parallel: int = 1  # routed experts split over this many ranks of a node (lineage/training/expert_parallel.py)
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
@@ -341,7 +344,44 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
     )
     _check_lineage(lineage, config)
     _check_paths(lineage, Path(base_dir))
+    _check_expert_parallel(lineage, Path(base_dir))
     return lineage
+
+
+def _routed_experts_of_base(lineage: Lineage, base: Path) -> int | None:
+    """Routed experts per layer of the models this scale trains: the built Base's shape, or the
+    config.json of the checkpoint given by path (None when neither says)."""
+    settings = lineage.settings
+    if settings["stage1"]["from"] != "external" and settings["base"]["build"]:
+        from lineage.modeling import SHAPES  # transformers-free table of the named shapes
+
+        shape = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]), {})
+        return next((shape[k] for k in ("n_routed_experts", "num_local_experts", "num_experts") if k in shape), 0)
+    source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
+    config = base / source / "config.json"
+    if not config.is_file():
+        return None
+    values = json.loads(config.read_text())
+    return next((values[k] for k in ("n_routed_experts", "num_local_experts", "num_experts") if values.get(k)), 0)
+
+
+def _check_expert_parallel(lineage: Lineage, base: Path) -> None:
+    """An expert-parallel degree must divide a node's processes and each MoE layer's experts."""
+    degrees = {name: run.expert_parallel for name, run in lineage.runs.items()
+               if run.kind in ("sft", "dpo") and run.built and run.expert_parallel > 1}
+    if not degrees:
+        return
+    experts = _routed_experts_of_base(lineage, base)
+    for name, degree in degrees.items():
+        run = lineage.runs[name]
+        where = f"runs.{name} (scales.{lineage.scale}.train.expert_parallel: {degree})"
+        if run.processes_per_node % degree:
+            raise ConfigError(f"{where} does not divide the {run.processes_per_node} processes of a node; experts "
+                              "are split within a node")
+        if experts == 0:
+            raise ConfigError(f"{where}: the model has no routed experts; set expert_parallel: 1")
+        if experts and experts % degree:
+            raise ConfigError(f"{where} does not divide the {experts} routed experts of a layer")
 
 
 def _lineage_order(specs: Mapping[str, Any], data_specs: Mapping[str, Any], stage1_from: str) -> list[str]:
@@ -435,7 +475,8 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
     except RecipeError as err:
         raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
     return Run(**common, recipe=resolved, nodes=train["nodes"], processes_per_node=train["processes"],
-               sharding=train["sharding"], accumulate=train["accumulate"], device=train["device"],
+               sharding=train["sharding"], accumulate=train["accumulate"],
+               expert_parallel=train.get("expert_parallel", 1), device=train["device"],
                save_every=train["save_every"],
                lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])})
 

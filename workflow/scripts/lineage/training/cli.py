@@ -37,6 +37,9 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
                                   "memory); unsharded: a step's micro-batches share one all-gather and one reduction, "
                                   "every rank holding all weights in bf16 and all gradients in fp32 meanwhile (faster "
                                   "where that fits, e.g. on one GPU)")
+    distributed.add_argument("--expert-parallel", type=int, default=1, metavar="E",
+                             help="split each MoE layer's routed experts over E ranks of a node, tokens sent to "
+                                  "them by all-to-all (1: FSDP shards the experts like every other weight)")
     runtime = parser.add_argument_group("runtime (never changes the weights)")
     runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
     runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")

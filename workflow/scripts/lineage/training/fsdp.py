@@ -25,6 +25,7 @@ from lineage.modeling import routed_experts
 from lineage.shards import iter_shard_tensors, shard_files
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
+from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -77,8 +78,13 @@ def device_mesh(env: DistEnv, sharding: str = "full"):
     return init_device_mesh(env.device.type, (env.world_size // local, local), mesh_dim_names=("replicate", "shard"))
 
 
+def expert_mesh(env: DistEnv, degree: int):
+    """(dp_mod_ep, ep): the ranks of an expert group are consecutive, so they share a node."""
+    return init_device_mesh(env.device.type, (env.world_size // degree, degree), mesh_dim_names=("dp_mod_ep", "ep"))
+
+
 def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False,
-          sharding: str = "full", accumulate: str = "sharded") -> torch.nn.Module:
+          sharding: str = "full", accumulate: str = "sharded", expert_parallel: int = 1) -> torch.nn.Module:
     """fully_shard every block, then the root; reduce by sum.
 
     accumulate unsharded keeps each block's gathered weights from its forward to its backward
@@ -94,6 +100,16 @@ def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: 
         policy = MixedPrecisionPolicy()
     if accumulate not in ACCUMULATIONS:
         raise ValueError(f"accumulate {accumulate!r}: expected one of {', '.join(ACCUMULATIONS)}")
+    if expert_parallel > 1:  # lineage/training/expert_parallel.py: experts split over ep, sharded over the rest
+        check_degree(model.config, expert_parallel, env.world_size, env.local_world_size)
+        if sharding == "hybrid" and env.local_world_size != env.world_size:
+            raise ExpertParallelError("expert_parallel with hybrid sharding across nodes is not supported; "
+                                      "use sharding: full, or expert_parallel: 1")
+        ep_mesh = expert_mesh(env, expert_parallel)
+        split_experts(model, ep_mesh["ep"])
+        for experts in expert_modules(model):
+            fully_shard(experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy,
+                        reshard_after_forward=accumulate == "sharded")
     for block in blocks(model):
         if compile_blocks:
             compile_block(block)
@@ -146,6 +162,7 @@ def load_sharded_model(
     experts_implementation: str | None = None,
     sharding: str = "full",
     accumulate: str = "sharded",
+    expert_parallel: int = 1,
 ) -> torch.nn.Module:
     """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
 
@@ -160,7 +177,7 @@ def load_sharded_model(
     if activation_checkpointing:
         enable_activation_checkpointing(model)
     aliases = tied_aliases(model)
-    shard(model, env, precision, compile_blocks, sharding, accumulate)
+    shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel)
     model.to_empty(device=env.device)
     # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():

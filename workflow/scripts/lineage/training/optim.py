@@ -56,7 +56,21 @@ def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> torch.Tensor:
     without the host waiting for the GPU; float() it when the step's numbers are read.
     """
     params = [p for p in model.parameters() if p.grad is not None]
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"), foreach=True)
-    if isinstance(norm, DTensor):
-        norm = norm.full_tensor()
+    limit = max_norm if max_norm > 0 else float("inf")
+    meshes = {p.device_mesh for p in params if isinstance(p, DTensor)}
+    if len(meshes) <= 1:
+        norm = torch.nn.utils.clip_grad_norm_(params, limit, foreach=True)
+        return norm.full_tensor() if isinstance(norm, DTensor) else norm
+    # expert parallelism: the experts are sharded on a mesh of their own, and norms of two meshes do not
+    # stack; each mesh's norm is made whole, then they combine as the one norm over all gradients
+    groups: dict = {}
+    for param in params:
+        groups.setdefault(param.device_mesh if isinstance(param, DTensor) else None, []).append(param.grad)
+    parts = []
+    for grads in groups.values():
+        part = torch.nn.utils.get_total_norm(grads, foreach=True)
+        parts.append(part.full_tensor() if isinstance(part, DTensor) else part)
+    norm = torch.linalg.vector_norm(torch.stack(parts))
+    for grads in groups.values():
+        torch.nn.utils.clip_grads_with_norm_(grads, limit, norm, foreach=True)
     return norm

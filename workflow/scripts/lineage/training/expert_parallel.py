@@ -1,0 +1,125 @@
+"""Expert parallelism: each MoE layer's routed experts split over E ranks, tokens sent to them by all-to-all.
+
+With E = 1 FSDP gathers every expert of a layer for every micro-batch, although each token uses
+top-k of them (6 of 128 for the card's Nemotron-H): the gathers, not the matmuls, bound the step.
+With E > 1 the ranks form a 2-D mesh (`dp_mod_ep`, `ep`), ep the inner dimension, so an expert
+group stays within a node. Each `*Experts` module keeps experts r*n/E ... (r+1)*n/E - 1 of ep rank r
+as DTensors `Shard(0)` over `ep` (FSDP shards them further over `dp_mod_ep`, and everything else
+over all ranks as before), and its forward:
+
+1. orders the token copies by (expert, top-k slot, token), the order transformers' eager experts
+   visit them in, and sends each to the rank of its expert (all-to-all, uneven splits);
+2. runs the module's own experts implementation (eager or grouped_mm) on the local experts;
+3. sends the results back (the all-to-all's transpose) and adds them up per token in that order.
+
+Both all-to-alls are torch.distributed.nn's autograd-aware one, so the backward sends the
+gradients the same way back. A token's result is the E = 1 result: the same rows go through the
+same per-expert matmuls and are summed in the same order; only a matmul's blocking over a larger
+batch of rows can round differently (tests/test_expert_parallel.py says how close).
+
+Saved checkpoints keep transformers' layout: the full state dict gathers the DTensors whole.
+"""
+
+from __future__ import annotations
+
+import types
+
+import torch
+import torch.distributed as dist
+import torch.distributed.nn.functional as dist_nn
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.tensor import DTensor, Shard
+
+from lineage.modeling import routed_experts
+
+
+class ExpertParallelError(ValueError):
+    """An expert-parallel degree that cannot split this model on these ranks."""
+
+
+def expert_modules(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """transformers' routed-expert modules (`*Experts`, weights stored as 3-D tensors)."""
+    return [m for m in model.modules() if type(m).__name__.endswith("Experts")
+            and any(p.dim() == 3 for p in m.parameters(recurse=False))]
+
+
+def check_degree(config, degree: int, world_size: int, local_world_size: int) -> None:
+    """Refuse, before anything runs, an E that does not divide the experts, the ranks or a node."""
+    if degree == 1:
+        return
+    experts = routed_experts(config)
+    if not experts:
+        raise ExpertParallelError(f"expert_parallel {degree}: the model has no routed experts; set it to 1")
+    for what, count in (("routed experts of a layer", experts), ("ranks", world_size),
+                        ("ranks of a node", local_world_size)):
+        if count % degree:
+            raise ExpertParallelError(f"expert_parallel {degree} does not divide the {count} {what}; "
+                                      f"choose a divisor of {experts} that divides the GPUs of a node")
+
+
+def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:
+    """Before fully_shard (on the meta device): each expert weight becomes this rank's share, a DTensor
+    Shard(0) over `ep_mesh`, and each experts module dispatches its tokens by all-to-all."""
+    degree, rank = ep_mesh.size(), ep_mesh.get_local_rank()
+    for module in expert_modules(model):
+        for name, param in list(module.named_parameters(recurse=False)):
+            if param.dim() != 3:
+                continue
+            per_rank = param.shape[0] // degree
+            local = param.detach()[rank * per_rank:(rank + 1) * per_rank]
+            shared = DTensor.from_local(local, ep_mesh, [Shard(0)], run_check=False,
+                                        shape=param.shape, stride=param.stride())
+            module.register_parameter(name, torch.nn.Parameter(shared, requires_grad=param.requires_grad))
+        module.local_forward = type(module).forward
+        module.forward = types.MethodType(dispatched_forward, module)
+        module.ep_group, module.ep_degree, module.ep_rank = ep_mesh.get_group(), degree, rank
+
+
+class _LocalExperts(torch.nn.Module):
+    """The module as its experts implementation sees it: this rank's experts only, as plain tensors."""
+
+    def __init__(self, module: torch.nn.Module, weights: dict[str, torch.Tensor], experts: int):
+        super().__init__()
+        self.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("_")})
+        self._is_expert_parallel = False  # transformers' own (replicated-token) expert parallelism: not this
+        for name, child in module.named_children():
+            self.add_module(name, child)  # the activation
+        self.__dict__.update(weights)
+        self.num_experts = experts
+
+
+def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                       top_k_weights: torch.Tensor) -> torch.Tensor:
+    tokens, top_k = top_k_index.shape
+    experts, degree = self.num_experts, self.ep_degree
+    per_rank = experts // degree
+    # token copies in (expert, slot, token) order: transformers' eager loop order
+    token = torch.arange(tokens, device=top_k_index.device).repeat_interleave(top_k)
+    slot = torch.arange(top_k, device=top_k_index.device).repeat(tokens)
+    expert = top_k_index.reshape(-1)
+    order = torch.argsort((expert * top_k + slot) * tokens + token)
+    token, slot, expert = token[order], slot[order], expert[order]
+    sent_per_expert = torch.bincount(expert, minlength=experts)
+    got_per_expert = torch.empty_like(sent_per_expert)
+    dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.ep_group)  # [source rank, local expert]
+    send = sent_per_expert.view(degree, per_rank).sum(1).tolist()
+    got = got_per_expert.view(degree, per_rank)
+    receive = got.sum(1).tolist()
+
+    arrived = dist_nn.all_to_all_single(hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
+                                        hidden_states[token], receive, send, group=self.ep_group)
+    # rows arrive by source rank, each source's rows by local expert: group them by expert
+    local_expert = torch.repeat_interleave(torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1))
+    by_expert = torch.argsort(local_expert, stable=True)
+    weights = {name: param.to_local() for name, param in self.named_parameters(recurse=False)
+               if isinstance(param, DTensor)}
+    local = _LocalExperts(self, weights, per_rank)
+    # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
+    ones = torch.ones(len(by_expert), 1, dtype=hidden_states.dtype, device=hidden_states.device)
+    computed = self.local_forward(local, arrived[by_expert], local_expert[by_expert, None], ones)
+    results = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
+    returned = dist_nn.all_to_all_single(hidden_states.new_empty(len(token), hidden_states.shape[-1]),
+                                         results, send, receive, group=self.ep_group)
+    weighted = returned * top_k_weights[token, slot, None]
+    out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype).index_add_(0, token, weighted.to(top_k_weights.dtype))
+    return out.to(hidden_states.dtype)
