@@ -22,12 +22,13 @@
 # cut-cross-entropy, trl, mamba-ssm and causal-conv1d importable; MAMBA_SITE is a directory holding the
 # two Mamba packages, put on PYTHONPATH only for the runs that use them):
 #   MAMBA_SITE=/tmp/mamba bash benchmarks/train_speed.sh llama|nemotron [OUT_DIR]
-# STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run) and EXTRA (flags added to each of our
-# runs, e.g. "--profile-steps 2 --profile-shapes") may be set.
+# STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run), EXTRA (flags added to each of our
+# runs, e.g. "--profile-steps 2 --profile-shapes") and SCRIPTS (see below) may be set.
 set -euo pipefail
 PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/train-speed}/$PART
-export PYTHONPATH=workflow/scripts:benchmarks${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+# SCRIPTS: the workflow/scripts tree whose trainer runs (another commit's copy, to compare two versions in one call)
+export PYTHONPATH=${SCRIPTS:-workflow/scripts}:benchmarks${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} TOKENIZERS_PARALLELISM=false
 M=$OUT/metrics
 mkdir -p "$M"
@@ -126,6 +127,13 @@ case $PART in
         o_kernels_packed_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
           --activation-checkpointing --steps 10 ;;
         p_kernels_packed_fused_ac) ours $run on $nemo $packed --activation-checkpointing --steps 10 ;;
+        # the full scale's own pack (train.speed.pack_tokens unset: max_length, 4,096 tokens), which plan.py plans
+        x_kernels_packed_4096_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --activation-checkpointing --pack-tokens 4096 --steps 10 ;;
+        y_kernels_packed_8192_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --activation-checkpointing --pack-tokens 8192 --steps 10 ;;
+        z_kernels_packed_16384_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --activation-checkpointing --pack-tokens 16384 --steps 10 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)

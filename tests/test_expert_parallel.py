@@ -9,10 +9,14 @@ two ranks (and the expert gradients' sum over ranks, now inside the all-to-all's
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 
 import pytest
 import torch
-from _training_fixtures import build_base, launch, losses, train_args, weights
+from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, train_args, weights
 
 pytestmark = pytest.mark.slow
 
@@ -73,3 +77,53 @@ def test_the_trainer_refuses_a_degree_that_does_not_divide_the_ranks(base, tmp_p
     with pytest.raises(AssertionError, match="expert_parallel 4 does not divide the 2 ranks"):
         launch("train_sft", train_args(base["base"], base["sft"], out, **{"expert-parallel": 4}), processes=2)
     assert not out.exists()
+
+
+def test_the_saved_checkpoint_loads_with_from_pretrained(base, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    out = run(base, tmp_path, processes=2, degree=2, steps=1)
+    model = AutoModelForCausalLM.from_pretrained(out)
+    assert model.model.layers[1].mixer.experts.up_proj.shape[0] == 4  # every expert, as transformers lays them out
+
+
+def ranks_of(launcher: int) -> list[int]:
+    """The training processes under a launcher (its children)."""
+    children = []
+    for stat in os.listdir("/proc"):
+        if stat.isdigit():
+            try:
+                text = open(f"/proc/{stat}/stat").read()
+            except OSError:
+                continue
+            if int(text[text.rindex(")") + 2:].split()[1]) == launcher:
+                children.append(int(stat))
+    return children
+
+
+def test_a_rank_killed_mid_run_resumes_to_the_same_weights(base, tmp_path):
+    """kill -9 of one of the two ranks after step 3, then the same command again: it resumes from the
+    last complete state (the experts' shards saved by each rank as DTensors) and ends where a run
+    without the kill ends, bit for bit (same E, same ranks)."""
+    steps = {"steps": 6, "save-every": 2, "keep-states": 3}
+    straight = run(base, tmp_path / "straight", processes=2, degree=2, **steps, **{"state-dir": tmp_path / "s1"})
+    out = tmp_path / "killed" / "p2_e2"
+    out.parent.mkdir()
+    options = {"expert-parallel": 2, "micro-batch-rows": 2, **PLAIN_STEPS, **steps, "state-dir": tmp_path / "s2"}
+    args = train_args(base["base"], base["sft"], out, **options)
+    env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
+    job = subprocess.Popen([*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args], cwd=REPO,
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    metrics = out.parent / f"{out.name}.metrics.jsonl"
+    deadline = time.monotonic() + 300
+    while not (metrics.is_file() and metrics.read_text().count("\n") >= 3):
+        assert job.poll() is None and time.monotonic() < deadline, "training did not reach step 3"
+        time.sleep(0.01)
+    os.kill(ranks_of(job.pid)[-1], signal.SIGKILL)
+    job.communicate(timeout=120)
+    assert job.returncode != 0 and not out.exists()
+    resubmitted = launch("train_sft", args, processes=2, timeout=600)
+    assert "resumed from" in resubmitted.stdout and "(step 2)" in resubmitted.stdout, resubmitted.stdout[-2000:]
+    assert losses(metrics)[-1] == losses(straight.parent / f"{straight.name}.metrics.jsonl")[-1]
+    mine, theirs = weights(out), weights(straight)
+    assert all(torch.equal(mine[name], theirs[name]) for name in theirs)

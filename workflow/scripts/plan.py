@@ -86,6 +86,10 @@ RUNTIME_BYTES = 1 * GIB
 # checkpointing: its recompute is in the step, not in the FLOPs), one H200 (benchmarks/RESULTS.md, 2026-12-02);
 # without attention FLOPs, as step_time counts them (its attention layer adds 0.1 points at these rows)
 MEASURED_MFU = 0.248
+# the same settings at smaller packs (benchmarks/train_speed.sh o_, z_, y_, x_; one H200, 2026-12-03): each
+# micro-batch's grouped expert GEMMs get fewer rows (4,096 tokens x top-6 / 128 experts = 192 a expert), and the
+# fixed per-micro-batch work (dispatch, launches) is spread over fewer tokens
+MEASURED_MFU_BY_PACK = {4096: 0.088, 8192: 0.164, 16384: 0.202, 32768: 0.250}
 CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
@@ -254,6 +258,21 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
     else:
         logits = 10 * loss_tokens * vocab
     return Plan(counts, static, gathered, activations, logits)
+
+
+def mfu_at(pack_tokens: int) -> float:
+    """The measured MFU at this many tokens per micro-batch, interpolated in log2 between the measured
+    packs (outside them: the nearest one)."""
+    import math
+
+    points = sorted(MEASURED_MFU_BY_PACK.items())
+    if pack_tokens <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if pack_tokens <= x1:
+            t = (math.log2(pack_tokens) - math.log2(x0)) / (math.log2(x1) - math.log2(x0))
+            return y0 + t * (y1 - y0)
+    return points[-1][1]
 
 
 def step_seconds(flops: float, gpus: int, peak_tflops: float, mfu: float) -> float:
@@ -477,12 +496,16 @@ def lineage_table(args) -> str:
         check_expert_parallel(model, degree, args.gpus)
     pairs = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
     stats = RowLengths(args.token_stats) if args.token_stats else None
+    mfu_note = (f"{args.mfu:.1%} (given)" if args.mfu is not None else
+                f"as measured at each pack size ({mfu_at(args.pack_tokens or sft_micro_tokens(train)):.1%} for SFT, "
+                f"{mfu_at(dpo_micro_tokens(train)):.1%} for DPO; MEASURED_MFU_BY_PACK)")
     pair_note = (f", DPO pairs as measured in {args.pair_lengths} ({pairs.pairs:,} pairs, mean {pairs.mean_tokens:,.0f} "
                  f"tokens, longest {pairs.longest:,})" if pairs else "")
     lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active, "
              f"{experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
-             f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of {sft_micro_tokens(train):,} "
-             f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {args.mfu:.1%}, {args.intra_gbs:g} GB/s within "
+             f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of "
+             f"{args.pack_tokens or sft_micro_tokens(train):,} "
+             f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {mfu_note}, {args.intra_gbs:g} GB/s within "
              f"/ {args.inter_gbs:g} GB/s across nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
              f"{stats.path if stats else 'none given (--token-stats)'}; runs whose sets it lacks: every row at "
              f"max_length{pair_note}. Times: overlapped-serial.",
@@ -493,7 +516,8 @@ def lineage_table(args) -> str:
         if spec["kind"] not in ("sft", "dpo"):
             continue
         dpo = spec["kind"] == "dpo"
-        micro_tokens = dpo_micro_tokens(train) if dpo else sft_micro_tokens(train)
+        micro_tokens = dpo_micro_tokens(train) if dpo else (args.pack_tokens or sft_micro_tokens(train))
+        mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens)
         shown = f"{name} (rejected)" if spec.get("rejected") else name
         for nodes in args.nodes_list:
             world = nodes * args.gpus
@@ -513,7 +537,7 @@ def lineage_table(args) -> str:
                                   expert_parallel=degree)
                     timing = step_time(counts, tokens=int(step.tokens), loss_share=step.loss_share, nodes=nodes,
                                        gpus=args.gpus, sharding=sharding, micro_steps=max(1, round(step.micro_steps)),
-                                       mfu=args.mfu, peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs,
+                                       mfu=mfu, peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs,
                                        inter_gbs=args.inter_gbs, experts=experts, expert_parallel=degree,
                                        all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
                                        a2a_gbs=args.a2a_gbs)
@@ -537,7 +561,7 @@ def lineage_table(args) -> str:
         names = sorted(n for n, _, _ in group)  # the workflow names a shared job after the first by name
         lines.append(f"| {names[0]}_reference | {', '.join(names)} | "
                      f"{train['global_batch_rows'] * spec['steps']:,} | "
-                     f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu) / 3600:,.1f} |")
+                     f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu or MEASURED_MFU) / 3600:,.1f} |")
     weights_gib = 2 * counts.total / GIB
     lines.append(f"\nEach scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
                  f"({'fits' if weights_gib + 8 <= args.gpu_gib else 'does not fit'} one {args.gpu_gib:g} GiB GPU "
@@ -586,7 +610,8 @@ def main(argv=None) -> int:
                         help="train_sft.py's --accumulate (unsharded: all weights and gradients on every GPU)")
     parser.add_argument("--loss-share", type=float, default=1.0,
                         help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})")
-    parser.add_argument("--mfu", type=float, default=MEASURED_MFU)
+    parser.add_argument("--mfu", type=float, default=None,
+                        help=f"model FLOPs utilisation (default {MEASURED_MFU:.1%}; --lineage: as measured at each pack size)")
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
     parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, full scale)")
@@ -599,6 +624,8 @@ def main(argv=None) -> int:
     parser.add_argument("--expert-parallel-list", type=lambda text: [int(n) for n in text.split(",")], default=[1],
                         help="expert-parallel degrees of --lineage (e.g. 1,8)")
     parser.add_argument("--a2a-gbs", type=float, default=A2A_GBS, help="all-to-all bandwidth within a node, GB/s per GPU")
+    parser.add_argument("--pack-tokens", type=int, default=None, metavar="N",
+                        help="--lineage: SFT packs of N tokens (default: the full scale's train.speed.pack_tokens)")
     parser.add_argument("--token-stats", type=Path, default=None, metavar="FILE",
                         help="--lineage: the token_stats rule's output; steps are packed from these row lengths")
     args = parser.parse_args(argv)
@@ -610,6 +637,7 @@ def main(argv=None) -> int:
         return 0
     model = build_meta_model(args.family, args.size, args.vocab)
     check_expert_parallel(model, args.expert_parallel, args.gpus)
+    args.mfu = MEASURED_MFU if args.mfu is None else args.mfu
     result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding),
                   micro_tokens=args.micro_batch_rows * args.tokens_per_row,
                   checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
