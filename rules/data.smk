@@ -263,7 +263,7 @@ rule token_stats:
     log:
         f"{P.logs}/token_stats.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/train.yaml"  # the DPO pair tokenizer lives with the trainer (torch)
     resources:
         **resources_of("data"),
     params:

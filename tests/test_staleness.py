@@ -93,6 +93,13 @@ def edited(path: Path, change):
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+def why_rerun(built: Path) -> str:
+    """workflow/scripts/why_rerun.py's account of the stale jobs."""
+    env = {**os.environ, "PYTHONPATH": str(built / "workflow/scripts")}
+    return subprocess.run([sys.executable, "workflow/scripts/why_rerun.py"], cwd=built, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
 def overlay(tmp_path: Path, text: str) -> str:
     path = tmp_path / "overlay.yaml"
     path.write_text(text)
@@ -195,6 +202,8 @@ def test_a_function_body_changed_in_io_reruns_every_job_that_imports_it(built, d
 
     with edited(scripts / "lineage/io.py", new_body):
         assert stale(TARGET, cwd=built) == downstream(seeds, dag)
+        why = why_rerun(built)
+    assert why.count("code: the syntax of lineage/io.py changed") == len(seeds), why  # each job, by name
 
 
 def test_editing_a_script_that_no_job_runs_plans_nothing(built):
@@ -256,10 +265,13 @@ def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_afte
     try:
         export.write_bytes(data[:at] + (b"Y" if data[at:at + 1] == b"X" else b"X") + data[at + 1:])
         planned = stale(TARGET, cwd=built)
+        why = why_rerun(built)
     finally:
         export.write_bytes(data)
         os.utime(export, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert "read_battles" in planned and planned == downstream(readers, dag)
+    # the jobs that read the export name it (the ones after them are stale because they rerun)
+    assert "read_battles (" in why and "data: results/embedded/inputs/resources/sample/battles.jsonl.sha256 changed" in why
     assert planned_jobs(TARGET, cwd=built) == {}  # the export's bytes back: nothing (its companion follows them)
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 from lineage.shards import read_header, shard_files
 
-GPU_REQUESTS = ("gres", "gpus_per_node")
 LAUNCHER = "python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml"
 NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
 

@@ -12,7 +12,6 @@ from typing import Any
 from lineage.io import escape_control
 
 RAW_LIMIT = 2000
-KEYS = ("stage", "file", "line", "battle_id", "field", "reason", "raw")
 
 
 def entry(

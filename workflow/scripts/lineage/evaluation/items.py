@@ -8,7 +8,6 @@ not depend on which other parts are evaluated.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections.abc import Mapping, Sequence
@@ -82,26 +81,6 @@ def load_items(benchmark: str, path: str | os.PathLike) -> list[dict[str, Any]]:
     if not items:
         raise DataError(f"{path}: no items")
     return items
-
-
-def read_id_list(path: str | os.PathLike) -> list[str]:
-    """Ids from a split file: JSONL rows with id/key/battle_id/prompt_id, a JSON list, or one id a line."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        return [str(x) for x in json.loads(text)]
-    if stripped.startswith("{"):
-        ids = []
-        for line, row in read_jsonl(path):
-            for field in ("id", "key", "battle_id", "prompt_id"):
-                if field in row:
-                    ids.append(str(row[field]))
-                    break
-            else:
-                raise DataError(f"{path}:{line}: no id field (id, key, battle_id or prompt_id)")
-        return ids
-    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def parse_part_sizes(spec: str | None, sample: int | None) -> dict[str, int]:
