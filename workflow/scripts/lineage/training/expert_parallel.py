@@ -9,8 +9,10 @@ over all ranks as before), and its forward:
 
 1. orders the token copies by (expert, top-k slot, token), the order transformers' eager experts
    visit them in, and sends each to the rank of its expert (all-to-all, uneven splits);
-2. runs the module's own experts implementation (eager or grouped_mm) on the local experts;
-3. sends the results back (the all-to-all's transpose) and adds them up per token in that order.
+2. runs the local experts as the module's implementation does: grouped_mm's two grouped GEMMs
+   directly on the rows as they arrive grouped (no second sort), or the eager loop;
+3. sends the results back (the all-to-all's transpose) and adds them up per token as that
+   implementation does (grouped_mm: over the slots in order; eager: expert by expert).
 
 Both all-to-alls are torch.distributed.nn's autograd-aware one, so the backward sends the
 gradients the same way back. A token's result is the E = 1 result: the same rows go through the
@@ -29,6 +31,8 @@ import torch.distributed as dist
 import torch.distributed.nn.functional as dist_nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
+
+from transformers.integrations.moe import _grouped_linear
 
 from lineage.modeling import routed_experts
 
@@ -102,24 +106,54 @@ def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Ten
     sent_per_expert = torch.bincount(expert, minlength=experts)
     got_per_expert = torch.empty_like(sent_per_expert)
     dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.ep_group)  # [source rank, local expert]
-    send = sent_per_expert.view(degree, per_rank).sum(1).tolist()
     got = got_per_expert.view(degree, per_rank)
-    receive = got.sum(1).tolist()
+    splits = torch.stack([sent_per_expert.view(degree, per_rank).sum(1), got.sum(1)]).tolist()  # one host read
+    send, receive = splits
 
     arrived = dist_nn.all_to_all_single(hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
                                         hidden_states[token], receive, send, group=self.ep_group)
-    # rows arrive by source rank, each source's rows by local expert: group them by expert
-    local_expert = torch.repeat_interleave(torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1))
-    by_expert = torch.argsort(local_expert, stable=True)
+    # rows arrive by source rank, each source's rows by local expert: group them by expert (one source:
+    # they already are)
+    by_expert = None
+    if degree > 1:
+        local_expert = torch.repeat_interleave(torch.arange(per_rank, device=got.device).repeat(degree),
+                                               got.reshape(-1))
+        by_expert = torch.argsort(local_expert, stable=True)
+        arrived = arrived[by_expert]
     weights = {name: param.to_local() for name, param in self.named_parameters(recurse=False)
                if isinstance(param, DTensor)}
-    local = _LocalExperts(self, weights, per_rank)
-    # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
-    ones = torch.ones(len(by_expert), 1, dtype=hidden_states.dtype, device=hidden_states.device)
-    computed = self.local_forward(local, arrived[by_expert], local_expert[by_expert, None], ones)
-    results = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
+    if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
+        computed = _grouped_experts(self, arrived, weights, got.sum(0))
+    else:  # the module's own implementation (eager) on the local experts, each row with weight 1
+        ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
+        # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
+        ones = torch.ones(len(ids), 1, dtype=hidden_states.dtype, device=hidden_states.device)
+        computed = self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones)
+    if by_expert is not None:
+        computed = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
     returned = dist_nn.all_to_all_single(hidden_states.new_empty(len(token), hidden_states.shape[-1]),
-                                         results, send, receive, group=self.ep_group)
+                                         computed, send, receive, group=self.ep_group)
     weighted = returned * top_k_weights[token, slot, None]
-    out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype).index_add_(0, token, weighted.to(top_k_weights.dtype))
-    return out.to(hidden_states.dtype)
+    if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
+        # as transformers' grouped_mm sums: per token over its slots, in slot order (deterministic, fp32)
+        slots = weighted.new_empty(tokens * top_k, weighted.shape[-1])
+        slots[token * top_k + slot] = weighted
+        return slots.view(tokens, top_k, -1).sum(dim=1).to(hidden_states.dtype)
+    # as the eager loop sums: expert by expert
+    out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype)
+    return out.index_add_(0, token, weighted.to(top_k_weights.dtype)).to(hidden_states.dtype)
+
+
+def _grouped_experts(module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor],
+                     counts: torch.Tensor) -> torch.Tensor:
+    """The local experts on rows already grouped by expert: two grouped GEMMs, as transformers' grouped_mm
+    computes them, without its own sort and gathers."""
+    if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
+        raise ExpertParallelError(f"{type(module).__name__}: expert biases or post-expert norms are not supported "
+                                  "with expert_parallel > 1")
+    offsets = torch.cumsum(counts, dim=0, dtype=torch.int32)
+    gated = getattr(module, "has_gate", False)
+    up = _grouped_linear(rows, weights["gate_up_proj" if gated else "up_proj"], offsets,
+                         is_transposed=module.is_transposed)
+    up = module._apply_gate(up) if gated else module.act_fn(up)
+    return _grouped_linear(up, weights["down_proj"], offsets, is_transposed=module.is_transposed)
