@@ -127,3 +127,20 @@ def test_a_rank_killed_mid_run_resumes_to_the_same_weights(base, tmp_path):
     assert losses(metrics)[-1] == losses(straight.parent / f"{straight.name}.metrics.jsonl")[-1]
     mine, theirs = weights(out), weights(straight)
     assert all(torch.equal(mine[name], theirs[name]) for name in theirs)
+
+
+def test_dpo_with_experts_split_trains_the_e1_curve_and_weights(base, tmp_path):
+    """train_dpo.py shares the sharded model: its pairs through split experts give E = 1's DPO run."""
+    import reference_logprobs
+
+    reference = tmp_path / "reference.jsonl"
+    reference_logprobs.main(reference_logprobs.parse_args(
+        ["--init", str(base["base"]), "--data", str(base["pairs"]), "--max-length", "256", "--out", str(reference)]))
+    outs = []
+    for degree in (1, 2):
+        out = tmp_path / f"dpo_e{degree}"
+        args = train_args(base["base"], base["pairs"], out, reference_logprobs=reference, beta=0.5,
+                          **{"expert-parallel": degree, "micro-batch-rows": 2, **PLAIN_STEPS})
+        launch("train_dpo", args, processes=2, timeout=600)
+        outs.append(out)
+    assert_same_training(outs[1], outs[0])
