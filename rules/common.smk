@@ -105,7 +105,6 @@ def sha256_of(path):
         EXTERNAL[path] = external_companion(path, P.out)
         if workflow.is_main_process:
             record_external(path, EXTERNAL[path], DIGEST_CACHE)
-            DIGEST_CACHE.save()
     return str(EXTERNAL[path])
 
 
@@ -122,8 +121,10 @@ def by_content(**inputs):
 
 
 @atexit.register
-def note_reads():
-    """Say when this start-up read files to digest them: new, copied or edited ones, never others."""
+def save_digests():
+    """Keep what this start-up hashed (once, at exit), and say when it read files to digest them:
+    new, copied or edited ones, never others."""
+    DIGEST_CACHE.save()
     if DIGEST_CACHE.hashed_files:
         print(
             f"digests: read {DIGEST_CACHE.hashed_files} files ({DIGEST_CACHE.hashed_bytes / 2**20:.1f} MiB) whose "
@@ -139,7 +140,6 @@ def check_artifacts():
     ):  # a job's own Snakemake: the main process checked already
         return
     damaged = check_companions(companions_under(P.out), DIGEST_CACHE)
-    DIGEST_CACHE.save()
     for artifact, problems in damaged.items():
         print(
             f"warning: {artifact} is damaged ({'; '.join(problems[:3])}{' ...' if len(problems) > 3 else ''}); "

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,8 +264,6 @@ def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing:
 def mfu_at(pack_tokens: int) -> float:
     """The measured MFU at this many tokens per micro-batch, interpolated in log2 between the measured
     packs (outside them: the nearest one)."""
-    import math
-
     points = sorted(MEASURED_MFU_BY_PACK.items())
     if pack_tokens <= points[0][0]:
         return points[0][1]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
-import hashlib
 import json
 import re
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from lineage.codedeps import syntax_digest
 from lineage.errors import run_cli
+from lineage.io import sha256_file
 
 CODE_PARAM = re.compile(r"^(?:\S+\.py:[0-9a-f]{16})(?: \S+\.py:[0-9a-f]{16})*$")
 SCRIPTS = Path("workflow/scripts")
@@ -80,7 +80,7 @@ def data_reasons(checksums: dict) -> list[str]:
         if not path.is_file():
             reasons.append(f"data: {name} is missing")
             continue
-        now = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        now = "sha256:" + sha256_file(path)
         if now != (recorded if ":" in recorded else f"sha256:{recorded}"):
             kind = "the digest of its artifact" if name.endswith(".sha256") else "its bytes"
             reasons.append(f"data: {name} changed ({kind})")

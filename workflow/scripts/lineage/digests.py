@@ -33,7 +33,7 @@ from pathlib import Path
 
 from lineage.checkpoint import LINEAGE_NAME, read_lineage, unchanged_files
 from lineage.shards import CheckpointError
-from lineage.io import sha256_file
+from lineage.io import sha256_file, write_text
 
 SUFFIX = ".sha256"
 DAMAGED = ".damaged"
@@ -108,10 +108,7 @@ class DigestCache:
     def save(self) -> None:
         if not (self.changed and self.path):
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps({"files": self.entries}, sort_keys=True) + "\n")
-        os.replace(partial, self.path)
+        write_text(self.path, json.dumps({"files": self.entries}, sort_keys=True) + "\n")
         self.changed = False
 
 
@@ -149,10 +146,7 @@ def write_if_changed(path: Path, text: str) -> bool:
             return False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    partial.write_text(text)
-    os.replace(partial, path)
+    write_text(path, text)
     return True
 
 

@@ -350,19 +350,22 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
 
 def _routed_experts_of_base(lineage: Lineage, base: Path) -> int | None:
     """Routed experts per layer of the models this scale trains: the built Base's shape, or the
-    config.json of the checkpoint given by path (None when neither says)."""
+    config.json of the checkpoint given by path (None when neither says; 0 for a dense model)."""
+    from types import SimpleNamespace
+
+    # imports transformers: read only when a run asks for expert parallelism
+    from lineage.modeling import SHAPES, routed_experts
+
     settings = lineage.settings
     if settings["stage1"]["from"] != "external" and settings["base"]["build"]:
-        from lineage.modeling import SHAPES  # transformers-free table of the named shapes
-
-        shape = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]), {})
-        return next((shape[k] for k in ("n_routed_experts", "num_local_experts", "num_experts") if k in shape), 0)
-    source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
-    config = base / source / "config.json"
-    if not config.is_file():
-        return None
-    values = json.loads(config.read_text())
-    return next((values[k] for k in ("n_routed_experts", "num_local_experts", "num_experts") if values.get(k)), 0)
+        values = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]), {})
+    else:
+        source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
+        config = base / source / "config.json"
+        if not config.is_file():
+            return None
+        values = json.loads(config.read_text())
+    return routed_experts(SimpleNamespace(**values)) or 0
 
 
 def _check_expert_parallel(lineage: Lineage, base: Path) -> None:
