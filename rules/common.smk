@@ -1,10 +1,10 @@
-"""Build the typed lineage once (workflow/scripts/lineage/runs.py); what every rule file reads.
+"""Build the typed lineage once (workflow/scripts/lineage/workflow/runs.py); what every rule file reads.
 
 What reruns a job, and why (README "What reruns"): its params are the canonical form of what
 changes its output (lineage/canonical.py), so reordered keys, comments and number spellings
 rerun nothing; its code input is the import closure of the script it runs
-(lineage/codedeps.py), so an edit reruns exactly the jobs whose code imports the edited file;
-its large inputs count by content (`by_content`, lineage/digests.py), so a copy reruns nothing.
+(lineage/workflow/codedeps.py), so an edit reruns exactly the jobs whose code imports the edited file;
+its large inputs count by content (`by_content`, lineage/workflow/digests.py), so a copy reruns nothing.
 """
 
 import atexit
@@ -22,11 +22,11 @@ min_version("9.19")
 SCRIPTS = os.path.relpath(Path(workflow.basedir) / "workflow" / "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from lineage.battles import MAX_ANSWER_CHARS  # noqa: E402
+from lineage.data.export import MAX_ANSWER_CHARS  # noqa: E402
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
-from lineage.cluster import launch_command  # noqa: E402
-from lineage.codedeps import code_digest  # noqa: E402
-from lineage.digests import (  # noqa: E402
+from lineage.workflow.cluster import launch_command  # noqa: E402
+from lineage.workflow.codedeps import code_digest  # noqa: E402
+from lineage.workflow.digests import (  # noqa: E402
     DigestCache,
     check_companions,
     companion_of,
@@ -35,8 +35,8 @@ from lineage.digests import (  # noqa: E402
     record_external,
 )
 from lineage.evaluation.registry import PART_NAMES  # noqa: E402
-from lineage.runs import ConfigError, build_lineage, flags  # noqa: E402
-from lineage.screen import control_tokens  # noqa: E402
+from lineage.workflow.runs import ConfigError, build_lineage, flags  # noqa: E402
+from lineage.data.screen import control_tokens  # noqa: E402
 
 
 configfile: "config.yaml"
@@ -62,7 +62,7 @@ wildcard_constraints:
 
 def code(script):
     """The code a job of `script` runs, by meaning: a tracked param that names each file of the
-    script's import closure with a digest of its syntax (lineage/codedeps.py). This is the one
+    script's import closure with a digest of its syntax (lineage/workflow/codedeps.py). This is the one
     place code staleness is decided: comments, docstrings, formatting, a touch or a copy of the
     files change no digest and rerun nothing; a changed statement changes its file's digest and
     reruns exactly the jobs whose scripts import it (and what descends from them). The files are
@@ -71,7 +71,7 @@ def code(script):
 
 
 # --- content, not times ------------------------------------------------------------------------
-# The one place data staleness is decided (lineage/digests.py says how). A large artifact's job
+# The one place data staleness is decided (lineage/workflow/digests.py says how). A large artifact's job
 # also writes its companion `<artifact>.sha256` (`with_sha256` in its outputs, and
 # workflow/scripts/digest_artifact.py as its shell's last step); a job reading artifacts takes them `by_content`: the artifact with its time ignored
 # (`ancient`), and its companion, a small file Snakemake compares by checksum. A copy with new
@@ -175,7 +175,7 @@ def train_resources(run, slurm_extra):
 
 def launcher(run):
     """How a run's FSDP processes start (the scripts shard with FSDP2 themselves): `accelerate launch`
-    on one node, srun with one `accelerate launch` per node on several (lineage/cluster.py).
+    on one node, srun with one `accelerate launch` per node on several (lineage/workflow/cluster.py).
     """
     return launch_command(run.nodes, run.processes_per_node, L.resources["train"])
 

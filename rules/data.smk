@@ -4,7 +4,7 @@
 EXPORT = L.settings["export"]
 MIX = L.settings["general_mix"]
 # No battle may hold the chat template's control tokens: the bundle's, and the special tokens of a given
-# Stage-1 checkpoint's tokenizer (lineage/screen.py). The tokens themselves are the param: a Stage-1
+# Stage-1 checkpoint's tokenizer (lineage/data/screen.py). The tokens themselves are the param: a Stage-1
 # copy whose tokenizer declares the same ones reruns nothing here.
 CONTROL_TOKENS = control_tokens(
     ["resources/bundle"]

@@ -20,7 +20,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
 ACCELERATE_CONFIG = REPO / "workflow" / "accelerate" / "fsdp2.yaml"
-# What the workflow's training rules run (lineage/cluster.py LAUNCHER): `accelerate launch`, ending as the failed rank did.
+# What the workflow's training rules run (lineage/workflow/cluster.py LAUNCHER): `accelerate launch`, ending as the failed rank did.
 LAUNCHER = [sys.executable, str(SCRIPTS / "launch_ranks.py"), "--config_file", str(ACCELERATE_CONFIG)]
 
 

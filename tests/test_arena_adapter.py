@@ -7,8 +7,8 @@ import hashlib
 import pytest
 from battle_factory import write_export
 
-from lineage.arena import prompt_id_for
-from lineage.battles import check_quarantine_fraction, read_export
+from lineage.data.arena import prompt_id_for
+from lineage.data.export import check_quarantine_fraction, read_export
 from lineage.io import DataError
 
 OURS = "ember-stage1"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from battle_factory import battle
 
-from lineage.citations import clean_answer, clean_battles
+from lineage.data.citations import clean_answer, clean_battles
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources/sample/battles.jsonl"
 

@@ -1,4 +1,4 @@
-"""What a job asks of Slurm (lineage/cluster.py): explicit nodes, GPUs per node, memory per node
+"""What a job asks of Slurm (lineage/workflow/cluster.py): explicit nodes, GPUs per node, memory per node
 planned from the model, and the launch of one or several nodes."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import yaml
 from workflow_helpers import write_checkpoint
 
-from lineage.cluster import Resources, checkpoint_params, host_memory_mb, launch_command
-from lineage.runs import ConfigError, build_lineage
+from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb, launch_command
+from lineage.workflow.runs import ConfigError, build_lineage
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from lineage.codedeps import code_digest, import_closure, syntax_digest
+from lineage.workflow.codedeps import code_digest, import_closure, syntax_digest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
@@ -61,9 +61,9 @@ def test_paths_are_spelled_under_the_root_as_given():
          {"lineage/evaluation/tasks.py", "lineage/training/loop.py", "lineage/soup/methods.py"}),
         ("soup.py", {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
          {"lineage/training/loop.py", "lineage/evaluation/table.py"}),
-        ("clean_battles.py", {"lineage/citations.py"}, {"lineage/dedup.py", "lineage/training/loop.py"}),
+        ("clean_battles.py", {"lineage/data/citations.py"}, {"lineage/data/dedup.py", "lineage/training/loop.py"}),
         ("train_sft.py", {"lineage/training/loop.py", "lineage/training/recipe.py", "lineage/canonical.py"},
-         {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/runs.py"}),
+         {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/workflow/runs.py"}),
         ("eval_model.py", {"lineage/evaluation/tasks.py", "lineage/evaluation/registry.py"},
          {"lineage/evaluation/table.py", "lineage/training/loop.py"}),
     ],

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from lineage.battles import read_export
-from lineage.citations import clean_battles
-from lineage.dedup import dedup_preferred
-from lineage.preferences import battle_pairs, split_holdout, winner_rows
+from lineage.data.export import read_export
+from lineage.data.citations import clean_battles
+from lineage.data.dedup import dedup_preferred
+from lineage.data.preferences import battle_pairs, split_holdout, winner_rows
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "battles.jsonl"
 CARD = {"battles": 236, "own_better": 106, "other_better": 72, "tie": 34, "both_bad": 24, "preferred": 140,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from battle_factory import battle
 
-from lineage.dedup import dedup_preferred, natural_key
+from lineage.data.dedup import dedup_preferred, natural_key
 
 
 def run(rows):

@@ -1,4 +1,4 @@
-"""Content digests (lineage/digests.py): what a start-up reads, and what it calls damaged."""
+"""Content digests (lineage/workflow/digests.py): what a start-up reads, and what it calls damaged."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 import subprocess
 import sys
 
-import lineage.digests as digests
+import lineage.workflow.digests as digests
 import pytest
 from lineage.checkpoint import write_lineage
-from lineage.digests import DigestCache, check_companions, companion_of, companions_under, record_external, write_companion
+from lineage.workflow.digests import DigestCache, check_companions, companion_of, companions_under, record_external, write_companion
 from workflow_helpers import REPO
 
 MB = 2**20

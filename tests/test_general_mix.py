@@ -7,7 +7,7 @@ import json
 import pytest
 
 import sample_general_mix
-from lineage.general_mix import load_source
+from lineage.data.general_mix import load_source
 from lineage.io import DataError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lineage.preferences import battle_pairs, split_holdout
+from lineage.data.preferences import battle_pairs, split_holdout
 
 
 def preferred(prompt_id, rejected="No."):

@@ -1,4 +1,4 @@
-"""The typed lineage (lineage/runs.py): what every rule file reads, built once from the config."""
+"""The typed lineage (lineage/workflow/runs.py): what every rule file reads, built once from the config."""
 
 import copy
 import dataclasses
@@ -9,7 +9,7 @@ import pytest
 import yaml
 from lineage.canonical import canonical, numbers_by_schema
 from lineage.evaluation.registry import BENCHMARKS, PART_NAMES
-from lineage.runs import ConfigError, SoupRecipe, build_lineage
+from lineage.workflow.runs import ConfigError, SoupRecipe, build_lineage
 from lineage.training.recipe import DpoRecipe, SftRecipe
 
 REPO = Path(__file__).resolve().parents[1]

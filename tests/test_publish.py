@@ -16,7 +16,7 @@ from transformers import AutoConfig
 import publish
 from lineage.chat import load_bundle
 from lineage.checkpoint import verify_checkpoint
-from lineage.runs import build_lineage
+from lineage.workflow.runs import build_lineage
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())

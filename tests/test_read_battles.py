@@ -8,7 +8,7 @@ import pytest
 from battle_factory import battle, write_export
 
 import read_battles
-from lineage.battles import check_quarantine_fraction, read_export
+from lineage.data.export import check_quarantine_fraction, read_export
 from lineage.io import DataError
 
 

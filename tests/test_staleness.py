@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from lineage.codedeps import import_closure
+from lineage.workflow.codedeps import import_closure
 from workflow_helpers import job_graph, parse_dot, plan, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
@@ -167,7 +167,7 @@ def test_the_verifier_keys_swapped_plan_nothing(built):
     "module, must_run, must_not_run",
     [
         ("lineage/evaluation/table.py", {"make_eval_table:eval_table", "eval_column:soupF2"}, {"evaluate:soupF2"}),
-        ("lineage/citations.py", {"clean_battles", "dedup_battles", "sftwF", "soupF2", "evaluate:soupF2"},
+        ("lineage/data/citations.py", {"clean_battles", "dedup_battles", "sftwF", "soupF2", "evaluate:soupF2"},
          {"read_battles", "build_tokenizer", "base", "stage1_sft", "dpo4", "verifier_pairs:verifier_dpo2"}),
         ("lineage/soup/methods.py", {"soup24", "soupF2", "evaluate:soup24", "make_eval_table:eval_table"},
          {"sftwF", "sftw2", "evaluate:sftwF", "general_mix"}),
@@ -239,7 +239,7 @@ def test_touching_every_script_and_module_plans_nothing(built):
 
 
 # --------------------------------------------------------------------------------------------
-# Data and checkpoints by content, not by time (lineage/digests.py)
+# Data and checkpoints by content, not by time (lineage/workflow/digests.py)
 
 
 def test_a_copy_of_the_built_lineage_plans_nothing(built, tmp_path):

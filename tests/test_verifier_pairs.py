@@ -12,7 +12,7 @@ from lineage.evaluation.generation import generate_sampled
 from lineage.evaluation.prompts import ChatRenderer
 from lineage.checkpoint import load_model
 from lineage.io import DataError, load_jsonl
-from lineage.verifier import build_pairs, find_overlap, normalize, verify
+from lineage.data.verifier import build_pairs, find_overlap, normalize, verify
 from workflow_helpers import REPO
 
 MATH = {"id": "vm-1", "type": "math", "question": "Ana has 3 jars of 4 beads. How many beads?",

@@ -8,7 +8,7 @@ import pytest
 from battle_factory import battle
 
 import winner_rows as winner_rows_cli
-from lineage.preferences import tie_rows, winner_rows
+from lineage.data.preferences import tie_rows, winner_rows
 
 
 def preferred(prompt_id, side="own"):

@@ -14,7 +14,7 @@ import yaml
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from lineage.canonical import canonical, numbers_by_schema
-from lineage.runs import build_lineage
+from lineage.workflow.runs import build_lineage
 from workflow_helpers import REPO, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow

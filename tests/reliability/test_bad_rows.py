@@ -14,11 +14,11 @@ from battle_factory import battle, write_export
 
 import build_tokenizer
 import read_battles
-from lineage.battles import check_quarantine_fraction, read_export
-from lineage.citations import clean_battles
-from lineage.general_mix import load_source, sample_rows
+from lineage.data.export import check_quarantine_fraction, read_export
+from lineage.data.citations import clean_battles
+from lineage.data.general_mix import load_source, sample_rows
 from lineage.io import DataError, read_jsonl
-from lineage.screen import control_tokens, is_empty_text
+from lineage.data.screen import control_tokens, is_empty_text
 from workflow_helpers import REPO
 
 TOKENS = control_tokens([REPO / "resources/bundle"])

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 from lineage.canonical import numbers_by_schema
-from lineage.runs import ConfigError, build_lineage
+from lineage.workflow.runs import ConfigError, build_lineage
 from workflow_helpers import REPO, snakemake
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())

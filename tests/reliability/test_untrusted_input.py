@@ -16,7 +16,8 @@ from _training_fixtures import build_base, run_in_process, train_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineage.battles import read_export, validate_battle
+from lineage.data.battles import validate_battle
+from lineage.data.export import read_export
 from lineage.checkpoint import load_model, read_lineage, write_lineage
 from lineage.io import DataError
 from lineage.shards import CheckpointError

@@ -18,7 +18,7 @@ import sys
 
 from lineage.cli import bool_arg
 from lineage.io import DataError, load_jsonl, write_jsonl
-from lineage.preferences import battle_pairs
+from lineage.data.preferences import battle_pairs
 from lineage.errors import report, run_cli
 
 

@@ -2,7 +2,7 @@
 
 Both sides are cleaned, so preferred answers, rejected answers and tie answers all reach
 training without retrieval markers the model could learn to invent. The policy and the
-styles handled are documented in lineage/citations.py; the stats feed the data audit.
+styles handled are documented in lineage/data/citations.py; the stats feed the data audit.
 
 Run as:
     python workflow/scripts/clean_battles.py --in results/data/battles.jsonl \
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.citations import clean_battles
+from lineage.data.citations import clean_battles
 from lineage.io import DataError, load_jsonl, write_json, write_jsonl
 from lineage.errors import report, run_cli
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.audit import build_audit, load_card_counts
-from lineage.audit_report import render_html, render_markdown
+from lineage.data.audit import build_audit, load_card_counts
+from lineage.data.audit_report import render_html, render_markdown
 from lineage.cli import bool_arg
 from lineage.io import DataError, write_json, write_text
 from lineage.errors import report, run_cli

@@ -1,7 +1,7 @@
 """Reduce the decisive battles to one preferred answer per prompt, recording every other one.
 
 The policy (most wins, then latest, then larger battle_id; loser recovered from a battle with
-the same preferred text) is documented in lineage/dedup.py. Superseded battles go to the
+the same preferred text) is documented in lineage/data/dedup.py. Superseded battles go to the
 quarantine file with the battle they were superseded by, so the audit can show them.
 
 Run as:
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.dedup import dedup_preferred
+from lineage.data.dedup import dedup_preferred
 from lineage.io import DataError, read_jsonl, write_jsonl
 from lineage.errors import report, run_cli
 

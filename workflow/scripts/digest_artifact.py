@@ -3,7 +3,7 @@
 The last step of every job whose outputs other jobs read by content (rules/common.smk, "content"):
 given all the job's outputs, it writes the companion of each output whose companion is among
 them. A checkpoint's files are not read again: its lineage.json, written by the same job,
-holds their sha256 at their current size and mtime (lineage/digests.py).
+holds their sha256 at their current size and mtime (lineage/workflow/digests.py).
 
 Run as:
     python workflow/scripts/digest_artifact.py results/embedded/models/sftw2 results/embedded/models/sftw2.sha256
@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lineage.digests import companion_of, write_companion
+from lineage.workflow.digests import companion_of, write_companion
 from lineage.errors import run_cli
 
 

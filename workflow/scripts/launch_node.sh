@@ -2,7 +2,7 @@
 # One node's part of a multi-node training job: `accelerate launch` of this node's processes,
 # meeting the other nodes at a static rendezvous on the job's first node.
 #
-# Started once per node by the training rule's srun (lineage/cluster.py launch_command):
+# Started once per node by the training rule's srun (lineage/workflow/cluster.py launch_command):
 #   srun --nodes=N --ntasks-per-node=1 ... workflow/scripts/launch_node.sh <processes per node> <threads per process> \
 #       <script> <args>
 # Node k holds ranks k*P ... k*P+P-1 (machine rank = SLURM_NODEID), so ranks, and the data each
@@ -21,7 +21,7 @@ if [[ -z "${SLURM_NODEID:-}" || -z "${SLURM_JOB_NODELIST:-}" ]]; then
 fi
 
 per_node=$1
-threads=$2 # lineage/cluster.py threads_per_process says why it is given
+threads=$2 # lineage/workflow/cluster.py threads_per_process says why it is given
 shift 2
 head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 # A port of this job's own: jobs sharing a first node do not collide, every node computes the same one.

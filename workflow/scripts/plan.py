@@ -19,7 +19,7 @@ parameters counted exactly; memory then follows from how this project trains:
   holds the logits, then their gradient (2 bytes x tokens x vocab);
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
-Host memory per node is lineage.cluster.host_memory_mb (what `mem_mb: auto` asks Slurm for).
+Host memory per node is lineage.workflow.cluster.host_memory_mb (what `mem_mb: auto` asks Slurm for).
 
 Step time has two parts. Compute = model FLOPs per step (lineage.modeling.ParamCounts.step_flops)
 / (GPUs x peak FLOP/s x MFU), with the MFU this trainer measured on one H200 (benchmarks/RESULTS.md).
@@ -73,7 +73,7 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 
-from lineage.cluster import host_memory_mb  # noqa: E402
+from lineage.workflow.cluster import host_memory_mb  # noqa: E402
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
 from lineage.modeling import routed_experts  # noqa: E402
 from lineage.training.data import pack_groups  # noqa: E402

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.battles import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
+from lineage.data.export import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
 from lineage.cli import fraction
 from lineage.io import DataError, write_jsonl
-from lineage.screen import control_tokens
+from lineage.data.screen import control_tokens
 from lineage.errors import report, run_cli
 
 

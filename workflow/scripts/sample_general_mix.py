@@ -2,7 +2,7 @@
 
 Local JSONL sources are read directly; hub ids need hub access or an offline cache (the error
 says how to point --source at a local copy instead). The sampling rule is documented in
-lineage/general_mix.py.
+lineage/data/general_mix.py.
 
 Run as:
     python workflow/scripts/sample_general_mix.py --source resources/sample/general_mix.jsonl \
@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from lineage.cli import positive_int
-from lineage.general_mix import TokenCounter, load_source, sample_rows
+from lineage.data.general_mix import TokenCounter, load_source, sample_rows
 from lineage.io import DataError, write_json, write_jsonl
 from lineage.errors import report, run_cli
 

@@ -15,7 +15,7 @@ import sys
 
 from lineage.cli import positive_int
 from lineage.io import DataError, load_jsonl, write_jsonl
-from lineage.preferences import split_holdout
+from lineage.data.preferences import split_holdout
 from lineage.errors import report, run_cli
 
 

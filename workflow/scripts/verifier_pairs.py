@@ -27,7 +27,7 @@ from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
-from lineage.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
+from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -37,7 +37,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="checkpoint that samples the answers")
     parser.add_argument("--round", required=True, help="name of the DPO run these pairs train (recorded in rows)")
-    parser.add_argument("--prompts", required=True, help="training-split prompts (JSONL, see lineage/verifier.py)")
+    parser.add_argument("--prompts", required=True, help="training-split prompts (JSONL, see lineage/data/verifier.py)")
     parser.add_argument("--eval-items", action="append", default=[], help="eval item files none may repeat")
     parser.add_argument("--samples", type=int, default=8, help="answers drawn per prompt")
     parser.add_argument("--temperature", type=float, default=1.0)

@@ -4,10 +4,10 @@
 what Snakemake recorded for each built output (.snakemake/metadata) and compares it with today:
 
 - the code param of every job lists its import closure with a digest of each file's syntax
-  (lineage/codedeps.py): a file whose digest moved is named with both digests; a file added to or
+  (lineage/workflow/codedeps.py): a file whose digest moved is named with both digests; a file added to or
   dropped from the closure is named too;
 - the checksums Snakemake recorded for a job's small inputs (the companions `<artifact>.sha256` of
-  lineage/digests.py among them): an input whose bytes moved is named, a missing one too.
+  lineage/workflow/digests.py among them): an input whose bytes moved is named, a missing one too.
 
 Other params (recipes, settings) are Snakemake's to diff: `snakemake --list-params-changes`.
 
@@ -26,7 +26,7 @@ import re
 import sys
 from pathlib import Path
 
-from lineage.codedeps import syntax_digest
+from lineage.workflow.codedeps import syntax_digest
 from lineage.errors import run_cli
 from lineage.io import sha256_file
 

@@ -19,7 +19,7 @@ import sys
 
 from lineage.cli import bool_arg, positive_int
 from lineage.io import DataError, load_jsonl, write_jsonl
-from lineage.preferences import tie_rows, winner_rows
+from lineage.data.preferences import tie_rows, winner_rows
 from lineage.errors import report, run_cli
 
 

@@ -1,6 +1,6 @@
 """The recipe of a training run: every value that shapes its weights, documented, checked in one place.
 
-The workflow resolves a run's recipe from config.yaml (lineage/runs.py) and hands it to the
+The workflow resolves a run's recipe from config.yaml (lineage/workflow/runs.py) and hands it to the
 trainer as canonical JSON (`--recipe`); lineage.json stores it verbatim. The same fields are
 command-line flags for direct use, where a flag overrides the value from `--recipe` and the
 defaults below apply to what neither gives (the workflow always gives every field).

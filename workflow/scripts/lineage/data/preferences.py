@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from lineage.battles import SIDES
-from lineage.dedup import battle_order
+from lineage.data.battles import SIDES
+from lineage.data.dedup import battle_order
 
 
 def is_holdout(prompt_id: int, modulus: int) -> bool:

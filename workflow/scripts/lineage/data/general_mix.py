@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage.io import DataError, read_jsonl_lenient
-from lineage.quarantine import entry
+from lineage.data.quarantine import entry
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")

@@ -21,7 +21,7 @@ import hashlib
 from collections import Counter
 from typing import Any
 
-from lineage.battles import RowError, SetAside, validate_messages
+from lineage.data.battles import RowError, SetAside, validate_messages
 
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 REQUIRED = ("question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b", "tstamp")

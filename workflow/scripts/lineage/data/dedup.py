@@ -32,8 +32,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from lineage.battles import WINNER_SIDE, normalize_space, parse_time
-from lineage.quarantine import entry
+from lineage.data.battles import WINNER_SIDE, normalize_space, parse_time
+from lineage.data.quarantine import entry
 
 STAGE = "dedup_battles"
 

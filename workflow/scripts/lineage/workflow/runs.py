@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lineage.cluster import Resources, checkpoint_params, host_memory_mb
+from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb
 from lineage.evaluation.registry import BENCHMARKS, Benchmark
 from lineage.shards import CheckpointError
 from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe

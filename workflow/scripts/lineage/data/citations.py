@@ -28,6 +28,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from lineage.data.battles import apply_answer_policy
+from lineage.data.quarantine import entry
+from lineage.data.screen import screen_preference
+from lineage.io import LineError
+
 STYLES = (
     "numeric",
     "numeric_link",
@@ -324,15 +329,11 @@ def clean_battles(rows: list[dict], file: str = "") -> tuple[list[dict], dict, l
     """Clean both answers of every battle; return (new rows, stats for the audit, quarantine entries).
 
     An answer that is only citation artefacts has nothing left to train on: it counts as empty,
-    and the vote policy of lineage.battles decides (a preferred or tie answer: the battle is
+    and the vote policy of lineage.data.battles decides (a preferred or tie answer: the battle is
     quarantined; a losing one: null). The cleaned answers then pass the preference screen again
-    (lineage.screen): two answers that differ only by their citations state no preference.
+    (lineage.data.screen): two answers that differ only by their citations state no preference.
     Cleaning changes answers only, and only removes text; the other screens ran on the raw row.
     """
-    from lineage.battles import apply_answer_policy
-    from lineage.io import LineError
-    from lineage.quarantine import entry
-    from lineage.screen import screen_preference
 
     totals: Counter = Counter()
     stats = {"battles": 0, "answers": 0, "answers_null": 0, "answers_changed": 0}

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from lineage.battles import VOTES
+from lineage.data.battles import VOTES
 from lineage.io import DataError, iter_lines, load_jsonl, sha256_file
 
 SET_ASIDE_SHOWN = 20  # set-aside rows listed by name (an arena export sets aside most of its rows)

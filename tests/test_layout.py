@@ -1,0 +1,100 @@
+"""The package layout is the architecture: the core imports no layer, no layer imports `workflow`,
+and no two modules import each other, directly or around a longer circle (deferred imports count)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from workflow_helpers import REPO
+
+PACKAGE = REPO / "workflow" / "scripts" / "lineage"
+LAYERS = ("data", "training", "soup", "evaluation", "workflow")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(path: Path) -> set[str]:
+    """The lineage modules a file imports anywhere in its body (a deferred import is still an edge)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "lineage":
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in MODULES else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "lineage")
+    return {name for name in found if name in MODULES}
+
+
+GRAPH = {name: imports_of(path) - {name} for name, path in MODULES.items()}
+
+
+def layer_of(module: str) -> str:
+    """`core` for the modules directly in lineage/, else the layer package's name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else "core"
+
+
+def test_every_module_sits_in_the_core_or_a_named_layer():
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(LAYERS)
+    for layer in LAYERS:
+        docstring = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
+        assert docstring, f"lineage/{layer}/__init__.py must say what lives there and what may import it"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer_of(m) == "core"))
+def test_the_core_imports_no_layer(module):
+    layered = sorted(m for m in GRAPH[module] if layer_of(m) != "core")
+    assert not layered, f"{MODULES[module].relative_to(REPO)} (core) imports {layered}: move it into a layer"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer_of(m) not in ("core", "workflow")))
+def test_no_layer_imports_the_workflow_package(module):
+    upward = sorted(m for m in GRAPH[module] if layer_of(m) == "workflow")
+    assert not upward, f"{MODULES[module].relative_to(REPO)} imports {upward}, which only rule files may import"
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle (its modules in order), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (cycle := visit(nxt, [*path, nxt])):
+                return cycle
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start, [start])):
+            return cycle
+    return None
+
+
+def test_no_module_import_circle():
+    # A package's __init__ is not an edge to its own modules: importing lineage.data.x runs lineage/data/__init__.
+    graph = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in GRAPH.items()}
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_layers_form_no_circle():
+    edges = {layer: set() for layer in ("core", *LAYERS)}
+    for module, deps in GRAPH.items():
+        edges[layer_of(module)].update(layer_of(d) for d in deps if layer_of(d) != layer_of(module))
+    assert find_cycle(edges) is None, " -> ".join(find_cycle(edges))
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
