@@ -34,7 +34,7 @@ from lineage.workflow.digests import (  # noqa: E402
     external_companion,
     record_external,
 )
-from lineage.evaluation.registry import PART_NAMES  # noqa: E402
+from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
 from lineage.workflow.runs import ConfigError, build_lineage, flags  # noqa: E402
 from lineage.data.screen import control_tokens  # noqa: E402
 

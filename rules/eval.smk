@@ -1,4 +1,4 @@
-"""Evaluation: the benchmark parts of lineage/evaluation/registry.py for every run, each run's
+"""Evaluation: the benchmark parts (one module each in lineage/evaluation/benchmarks) for every run, each run's
 column of the card's table, and the tables.
 
 One rule evaluates. `eval.group_by: run` gives one job per run (the model verified and loaded

@@ -57,14 +57,15 @@ def test_paths_are_spelled_under_the_root_as_given():
 @pytest.mark.parametrize(
     "script, present, absent",
     [
-        ("make_eval_table.py", {"lineage/evaluation/table.py", "lineage/evaluation/registry.py"},
-         {"lineage/evaluation/tasks.py", "lineage/training/loop.py", "lineage/soup/methods.py"}),
+        ("make_eval_table.py", {"lineage/evaluation/table.py", "lineage/evaluation/benchmarks/__init__.py",
+                                "lineage/evaluation/benchmarks/margin.py"},
+         {"lineage/training/loop.py", "lineage/soup/methods.py"}),
         ("soup.py", {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
          {"lineage/training/loop.py", "lineage/evaluation/table.py"}),
         ("clean_battles.py", {"lineage/data/citations.py"}, {"lineage/data/dedup.py", "lineage/training/loop.py"}),
         ("train_sft.py", {"lineage/training/loop.py", "lineage/training/recipe.py", "lineage/canonical.py"},
          {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/workflow/runs.py"}),
-        ("eval_model.py", {"lineage/evaluation/tasks.py", "lineage/evaluation/registry.py"},
+        ("eval_model.py", {"lineage/evaluation/tasks.py", "lineage/evaluation/benchmarks/gsm8k.py"},
          {"lineage/evaluation/table.py", "lineage/training/loop.py"}),
     ],
 )

@@ -6,7 +6,7 @@ import pytest
 
 import eval_model
 from _eval_fixtures import make_checkpoint, write_items
-from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.io import DataError
 
 COMMON = ["--batch-size", "3", "--max-new-tokens", "6"]

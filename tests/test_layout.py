@@ -2,6 +2,9 @@
 and no two modules import each other, directly or around a longer circle (deferred imports count)."""
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +101,16 @@ def test_the_layers_form_no_circle():
 def test_the_circle_finder_finds_a_circle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_what_the_rule_files_import_needs_no_torch():
+    """Snakemake parses the workflow in a second: the modules rules/common.smk imports, and the
+    benchmark declarations they read, load without torch or transformers."""
+    imported = [line.split()[1] for line in (REPO / "rules" / "common.smk").read_text().splitlines()
+                if line.startswith("from lineage")]
+    assert "lineage.evaluation.benchmarks" in imported
+    code = "import sys\n" + "".join(f"import {name}\n" for name in imported) + \
+           "print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 import yaml
 from lineage.canonical import canonical, numbers_by_schema
-from lineage.evaluation.registry import BENCHMARKS, PART_NAMES
+from lineage.evaluation.benchmarks import BENCHMARKS, PART_NAMES
 from lineage.workflow.runs import ConfigError, SoupRecipe, build_lineage
 from lineage.training.recipe import DpoRecipe, SftRecipe
 
@@ -64,8 +64,8 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
     assert lin.runs["sftwFr6"].world_size == 2  # its override is for the full scale only
     full = lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
                          scales__full__export__path="resources/sample/battles.jsonl",
-                         scales__full__eval__items=CONFIG["scales"]["embedded"]["eval"]["items"],
-                         scales__full__eval__sizes=CONFIG["scales"]["embedded"]["eval"]["sizes"],
+                         scales__full__eval__unlisted="sample", scales__full__eval__items={},
+                         scales__full__eval__sizes={},
                          scales__full__resources__train__mem_mb=900000))
     assert full.runs["sftwFr6"].world_size == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"
@@ -130,10 +130,21 @@ def test_problems_known_before_any_job_are_refused_with_the_key(changes, message
     assert message in str(err.value)
 
 
-def test_every_registered_benchmark_is_configured_at_both_scales():
+def test_every_benchmark_has_items_at_both_scales():
+    """The full scale names each real item file; the embedded one reads the modules' shipped samples."""
     sized = {name for name, b in BENCHMARKS.items() if b.sized}
-    for scale in ("embedded", "full"):
-        assert set(CONFIG["scales"][scale]["eval"]["sizes"]) == set(CONFIG["scales"][scale]["eval"]["items"]) == sized
+    full = CONFIG["scales"]["full"]["eval"]
+    assert full["unlisted"] == "error" and set(full["sizes"]) == set(full["items"]) == sized
+    assert CONFIG["scales"]["embedded"]["eval"]["unlisted"] == "sample"
+    assert all((REPO / BENCHMARKS[name].sample.items).is_file() for name in sized)
+
+
+def test_a_benchmark_the_full_scale_does_not_name_is_refused():
+    with pytest.raises(ConfigError, match=r"eval.items: missing gsm8k \(lineage/evaluation/benchmarks/gsm8k.py\)"):
+        lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
+                      scales__full__export__path="resources/sample/battles.jsonl",
+                      scales__full__eval__items={"mmlu": "x.jsonl"}, scales__full__eval__sizes={"mmlu": [1, 1]},
+                      scales__full__resources__train__mem_mb=900000))
 
 
 def test_the_lineage_is_frozen():

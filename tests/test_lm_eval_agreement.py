@@ -18,10 +18,12 @@ from _eval_fixtures import make_checkpoint
 from _ifeval_cases import CASES, LOOSE_ONLY, item
 from lineage.checkpoint import load_model
 from lineage.evaluation import ifeval, metrics
-from lineage.evaluation.prompts import LETTERS, MMLU_DESCRIPTION, ChatRenderer, mmlu_messages
+from lineage.evaluation.benchmarks import mmlu
+from lineage.evaluation.benchmarks.mmlu import LETTERS
+from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.packed_scoring import packed_loglikelihood
 from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood
-from lineage.evaluation.tasks import RunOptions, completion_text, run_mmlu
+from lineage.evaluation.tasks import RunOptions, completion_text
 
 ifeval.registry()  # points NLTK at the installed Punkt model before lm-eval's ifeval modules load
 from lm_eval.tasks.ifeval import utils as lm_ifeval  # noqa: E402
@@ -126,8 +128,8 @@ def test_mmlu_prompt_matches_lm_eval_templates():
         "choices": ["3", "4", "5", "6"],
         "answer": 1,
     }
-    description, (user,) = mmlu_messages(row)
-    assert description == subject["description"] == MMLU_DESCRIPTION.format(subject="high school mathematics")
+    description, (user,) = mmlu.messages(row)
+    assert description == subject["description"] == mmlu.DESCRIPTION.format(subject="high school mathematics")
     assert user["content"] == jinja2.Template(template["doc_to_text"]).render(**row)
     assert list(LETTERS) == template["doc_to_choice"]
 
@@ -167,7 +169,7 @@ def test_mmlu_choice_matches_hflm(pico, hflm):
         }
         for i in range(6)
     ]
-    extras, records, _ = run_mmlu(model, chat, rows, RunOptions(batch_size=4))
+    extras, records, _ = mmlu.run(model, chat, rows, RunOptions(batch_size=4))
     assert extras["n_full_scoring"] == 0  # every item took the one-forward path
     ref = _hflm_loglikelihood(hflm, [(rec["prompt"], letter) for rec in records for letter in LETTERS])
     for i, rec in enumerate(records):

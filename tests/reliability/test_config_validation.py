@@ -30,7 +30,7 @@ def mutated(**changes):
         *path, last = dotted.split("__")
         node = config
         for key in path:
-            node = node[key]
+            node = node.setdefault(key, {})  # a key the shipped config leaves to its default
         if value is DELETE:
             del node[last]
         else:

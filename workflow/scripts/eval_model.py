@@ -6,7 +6,7 @@ Run as:
         --items margin=results/embedded/data/holdout_pairs.jsonl \\
         --out-dir results/embedded/eval/soupF2 --device cpu --batch-size 16 --max-new-tokens 48
 
-Benchmarks are those of lineage/evaluation/registry.py. Parts are disjoint slices of one seeded
+Benchmarks are the modules of lineage/evaluation/benchmarks. Parts are disjoint slices of one seeded
 permutation of a file's item ids (`--sizes mmlu=1000,1000`: A is the first 1,000, B the next);
 a benchmark without sizes is evaluated whole, as part A. `--parts mmlu_B,gsm8k_A` evaluates only
 those parts (default: every part of every benchmark given). Each part writes
@@ -26,12 +26,12 @@ from pathlib import Path
 import torch
 
 from lineage.checkpoint import load_model, read_lineage
-from lineage.evaluation.items import item_id, load_items, select_items
+from lineage.evaluation.items import load_items, select_items
 from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
-from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.evaluation.generation import CACHES
-from lineage.evaluation.tasks import DEFAULT_MAX_NEW_TOKENS, RUNNERS, RunOptions
+from lineage.evaluation.tasks import RunOptions
 from lineage.io import write_json, write_jsonl
 from lineage.errors import run_cli
 
@@ -79,7 +79,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--pack-tokens", type=int, default=0,
                         help="score log-likelihoods on packed sequences of at most this many tokens, no padding "
                              "(0: padded batches)")
-    parser.add_argument("--max-new-tokens", type=int, help=f"generation length (defaults {DEFAULT_MAX_NEW_TOKENS})")
+    parser.add_argument("--max-new-tokens", type=int, help="generation length (default: each benchmark's own)")
     parser.add_argument("--cache", default="dynamic", choices=CACHES,
                         help="generation's KV cache: static compiles the decode step, graph replays it as a CUDA graph")
     parser.add_argument("--bucket", type=int, default=1, help="pad generation prompts to a multiple of this many tokens")
@@ -94,7 +94,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def selected_parts(args: argparse.Namespace) -> list[Part]:
-    """The parts to evaluate, in registry order."""
+    """The parts to evaluate, in the card's order of benchmarks."""
     items, sizes = benchmark_values(args.items, "--items"), benchmark_values(args.sizes, "--sizes")
     unknown = sorted(set(sizes) - set(items))
     if unknown:
@@ -131,12 +131,12 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
              lineage: dict) -> dict:
     """Run one part on the loaded model; write its result JSON and records; return the result."""
     bench = BENCHMARKS[part.benchmark]
-    max_new_tokens = (args.max_new_tokens or DEFAULT_MAX_NEW_TOKENS.get(bench.name)) if bench.generates else None
+    max_new_tokens = (args.max_new_tokens or bench.max_new_tokens) if bench.generates else None
     opts = RunOptions(batch_size=args.batch_size, max_new_tokens=max_new_tokens,
                       max_batch_tokens=args.max_batch_tokens or None, pack_tokens=args.pack_tokens or None,
                       cache=args.cache, bucket=args.bucket)
     start = time.perf_counter()
-    extras, records, n_tokens = RUNNERS[bench.name](model, chat, selected, opts)
+    extras, records, n_tokens = bench.run(model, chat, selected, opts)
     wall = time.perf_counter() - start
     result = {
         "benchmark": bench.name,
@@ -145,7 +145,7 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
         "run": args.run or lineage.get("run"),
         **extras,
         "n": len(selected),
-        "item_ids": [item_id(bench.name, it) for it in selected],
+        "item_ids": [bench.item_id(it) for it in selected],
         "items_file": str(part.items_file),
         "seed": args.seed,
         "part_sizes": part.sizes or None,

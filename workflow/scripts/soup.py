@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lineage.shards import CheckpointError
 from lineage.soup.checks import SoupError
-from lineage.soup.methods import METHODS
+from lineage.soup.methods import DEFAULT, METHODS
 from lineage.soup.stream import VERIFY_MODES, make_soup
 from lineage.errors import exit_code, run_cli
 
@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parent", action="append", type=parse_parent, required=True, metavar="NAME=DIR",
                         help="a checkpoint to average; give two or more (the first supplies config, tokenizer, bundle)")
-    parser.add_argument("--method", choices=sorted(METHODS), default="linear",
-                        help="how parents are combined (lineage/soup/methods.py); linear: the weighted average")
+    parser.add_argument("--method", choices=sorted(METHODS), default=DEFAULT,
+                        help="how parents are combined (lineage/soup/methods.py; default %(default)s)")
     parser.add_argument("--weights", type=parse_weights, default=None, metavar="W1,W2,...",
                         help="weights in --parent order (default equal); they must sum to 1")
     parser.add_argument("--allow-unnormalized", action="store_true",

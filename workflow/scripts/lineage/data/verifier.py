@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lineage.evaluation import metrics
-from lineage.evaluation.prompts import gsm8k_messages, ifeval_messages
+from lineage.evaluation.benchmarks import gsm8k as gsm8k_benchmark
+from lineage.evaluation.benchmarks import ifeval as ifeval_benchmark
 from lineage.io import DataError, control_character
 
 PROMPT_TYPES = ("math", "if")
@@ -43,7 +44,7 @@ def check_prompt(item: Mapping[str, Any], where: str) -> None:
 
 def messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     """The user turn, phrased exactly as the evaluation phrases its prompts of this type."""
-    return gsm8k_messages(item) if item["type"] == "math" else ifeval_messages(item)
+    return gsm8k_benchmark.messages(item) if item["type"] == "math" else ifeval_benchmark.messages(item)
 
 
 def verify(item: Mapping[str, Any], response: str) -> bool:

@@ -13,27 +13,17 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCardData
 
-from lineage.evaluation.registry import BENCHMARKS
-
-# How each benchmark appears in a model-index: its name, metric, and the Hub data set its items are
-# parts of at full scale (the public test sets; the card's IF sets and the rest are its own).
-DATASETS = {
-    "mmlu": ("MMLU", "accuracy", "cais/mmlu"),
-    "gsm8k": ("GSM8K", "exact_match", "openai/gsm8k"),
-    "ifeval": ("Instruction-following", "prompt_level_strict_acc", None),
-    "degen": ("Gen degen (seq-rep-4, lower is better)", "seq_rep_4", None),
-    "margin": ("Battle holdout margin", "margin_accuracy", None),
-}
-
+from lineage.evaluation.benchmarks import BENCHMARKS
 
 def eval_results(results: Sequence[Mapping[str, Any]], items: Mapping[str, str] | None = None,
                  full_scale: bool = False) -> list[EvalResult]:
     """One model-index entry per benchmark part, in the registry's order. The data set is the Hub's
     only at full scale for the public sets; otherwise the item file the part was cut from."""
-    order, items = list(DATASETS), items or {}
+    order, items = list(BENCHMARKS), items or {}
     out = []
     for result in sorted(results, key=lambda r: (order.index(r["benchmark"]), r.get("part") or "")):
-        name, metric, hub_id = DATASETS[result["benchmark"]]
+        entry = BENCHMARKS[result["benchmark"]].model_index
+        name, metric, hub_id = entry.name, entry.metric, entry.hub_dataset
         dataset = hub_id if full_scale and hub_id else items.get(result["benchmark"], result["benchmark"])
         part = result.get("part")
         label = f"{name} part {part}" if part and len(BENCHMARKS[result["benchmark"]].parts) > 1 else name
@@ -67,7 +57,7 @@ def lineage_lines(lineage: Sequence[Mapping[str, Any]]) -> list[str]:
         recipe = run.get("recipe") or {}
         if run["kind"] == "soup":
             weights = ", ".join(f"{w:g}" for w in recipe.get("weights", []))
-            text = f"{recipe.get('method', 'linear')} average, weights {weights}"
+            text = f"{recipe['method']} average, weights {weights}"
         elif recipe:
             text = (f"lr {recipe['lr']:g} {recipe['schedule']}, {recipe['steps']} steps, batch "
                     f"{recipe['global_batch_rows']} x {recipe['max_length']} tokens")

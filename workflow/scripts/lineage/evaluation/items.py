@@ -14,26 +14,28 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.benchmark import Benchmark
+from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.io import DataError, read_jsonl
 
 PART_NAMES = ("A", "B", "C")
 
-# Per benchmark: the id field and the fields (with their types) every item must carry.
-SCHEMAS = {b.name: (b.id_field, b.fields) for b in BENCHMARKS.values()}
+def benchmark_of(name: str) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; expected one of {', '.join(BENCHMARKS)}")
+    return BENCHMARKS[name]
 
 
 def item_id(benchmark: str, item: Mapping[str, Any]) -> str:
     """The item's id as a string (IFEval keys are ints; ids are compared as text everywhere)."""
-    return str(item[SCHEMAS[benchmark][0]])
+    return BENCHMARKS[benchmark].item_id(item)
 
 
-def _check_item(benchmark: str, path: Path, line: int, item: dict[str, Any]) -> None:
-    id_field, fields = SCHEMAS[benchmark]
-    where = f"{path}:{line}"
+def _check_item(bench: Benchmark, path: Path, line: int, item: dict[str, Any]) -> None:
+    id_field, where = bench.id_field, f"{path}:{line}"
     if id_field not in item or item[id_field] in (None, ""):
         raise DataError(f"{where}: missing id field {id_field!r}")
-    for name, kind in fields.items():
+    for name, kind in bench.fields.items():
         if name not in item:
             raise DataError(f"{where}: item {item[id_field]!r} has no field {name!r}")
         if not isinstance(item[name], kind) or (kind is int and isinstance(item[name], bool)):
@@ -41,39 +43,19 @@ def _check_item(benchmark: str, path: Path, line: int, item: dict[str, Any]) -> 
                 f"{where}: item {item[id_field]!r} field {name!r} should be {getattr(kind, '__name__', kind)}, "
                 f"got {type(item[name]).__name__}"
             )
-    if benchmark == "mmlu":
-        if len(item["choices"]) != 4 or not all(isinstance(c, str) for c in item["choices"]):
-            raise DataError(f"{where}: item {item['id']!r} field 'choices' must hold 4 strings")
-        if not 0 <= item["answer"] <= 3:
-            raise DataError(f"{where}: item {item['id']!r} field 'answer' must be 0-3, got {item['answer']}")
-    elif benchmark == "gsm8k":
-        if "####" not in item["answer"]:
-            raise DataError(f"{where}: item {item['id']!r} field 'answer' has no '#### <number>' line")
-    elif benchmark == "ifeval":
-        if len(item["kwargs"]) != len(item["instruction_id_list"]):
-            raise DataError(
-                f"{where}: item {item['key']!r} has {len(item['instruction_id_list'])} instructions but "
-                f"{len(item['kwargs'])} kwargs entries"
-            )
-    if benchmark in ("degen", "margin"):
-        messages = item["messages"]
-        if not messages or not all(isinstance(m, dict) and {"role", "content"} <= m.keys() for m in messages):
-            raise DataError(
-                f"{where}: item {item[id_field]!r} field 'messages' must be a non-empty list of {{role, content}}"
-            )
-        if messages[-1]["role"] != "user":
-            raise DataError(f"{where}: item {item[id_field]!r} field 'messages' must end with a user turn")
+    problem = bench.check(item)
+    if problem:
+        raise DataError(f"{where}: item {item[id_field]!r} {problem}")
 
 
 def load_items(benchmark: str, path: str | os.PathLike) -> list[dict[str, Any]]:
     """Read and validate an item file; ids must be unique."""
-    if benchmark not in SCHEMAS:
-        raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(SCHEMAS)}")
+    bench = benchmark_of(benchmark)
     path = Path(path)
     items, seen = [], {}
     for line, item in read_jsonl(path):
-        _check_item(benchmark, path, line, item)
-        key = item_id(benchmark, item)
+        _check_item(bench, path, line, item)
+        key = bench.item_id(item)
         if key in seen:
             raise DataError(f"{path}:{line}: duplicate id {key!r} (first on line {seen[key]})")
         seen[key] = line

@@ -3,7 +3,7 @@
 The card evaluates "with the bundle's chat template and system prompt everywhere". The
 template is read from the checkpoint's `chat_template.jinja` (not whatever the tokenizer
 config carries) and `system_prompt.txt` becomes the first (system) turn. Benchmark prompt
-layouts follow lm-evaluation-harness under `--apply_chat_template --system_instruction`:
+layouts (each benchmark's module) follow lm-evaluation-harness under `--apply_chat_template --system_instruction`:
 its task description is joined to the system turn with a blank line, the question is the
 user turn, and the answer is scored or generated after the assistant header.
 """
@@ -13,25 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from lineage.chat import load_bundle
 from lineage.checkpoint import CheckpointError
-
-LETTERS = ("A", "B", "C", "D")
-
-# MMLU as lm-eval's mmlu/default task: description per subject, question + lettered choices + "Answer:".
-MMLU_DESCRIPTION = "The following are multiple choice questions (with answers) about {subject}.\n\n"
-MMLU_QUESTION = "{question}\nA. {c[0]}\nB. {c[1]}\nC. {c[2]}\nD. {c[3]}\nAnswer:"
-
-# GSM8K zero-shot in a chat: lm-eval's gsm8k question layout, plus a request for GSM8K's own
-# "#### N" answer line so that lm-eval's strict-match filter can apply; flexible-extract
-# (the last number) does not depend on it.
-GSM8K_QUESTION = (
-    "Question: {question}\n"
-    'Solve the problem step by step, then give the final answer on its own line as "#### <number>".'
-)
-
 
 class ChatRenderer:
     """Render conversations with a checkpoint's template and system prompt, and tokenize them."""
@@ -104,18 +88,3 @@ def join_system(system_prompt: str, description: str) -> str:
     if system_prompt[-1].isspace() or description[0].isspace():
         return system_prompt + description
     return system_prompt + "\n\n" + description
-
-
-def mmlu_messages(item: Mapping[str, Any]) -> tuple[str, list[dict[str, str]]]:
-    """(task description for the system turn, user turn) of one MMLU item."""
-    subject = str(item["subject"]).replace("_", " ")
-    user = MMLU_QUESTION.format(question=str(item["question"]).strip(), c=item["choices"])
-    return MMLU_DESCRIPTION.format(subject=subject), [{"role": "user", "content": user}]
-
-
-def gsm8k_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
-    return [{"role": "user", "content": GSM8K_QUESTION.format(question=item["question"])}]
-
-
-def ifeval_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
-    return [{"role": "user", "content": item["prompt"]}]

@@ -1,6 +1,6 @@
 """The card's evaluation table: its rows, our runs as columns, and the card's published values.
 
-Rows (from lineage/evaluation/registry.py) and their formatting follow the card: MMLU, GSM8K and instruction following in percent
+Rows (declared by the modules of lineage/evaluation/benchmarks) and their formatting follow the card: MMLU, GSM8K and instruction following in percent
 with one decimal, "A / B" in one cell; Gen degen and the battle margin as fractions with three
 decimals; then the battle margins themselves, which move where the accuracies sit at the floor.
 `resources/card_eval_table.tsv` is the card's table transcribed verbatim; its column headers are
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from lineage.evaluation import stats
-from lineage.evaluation.registry import BENCHMARKS
+from lineage.evaluation.benchmark import verdict
+from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.io import DataError
 
 MISSING = "—"
@@ -37,7 +38,7 @@ class Row:
     parts: tuple[str | None, ...]
     percent: bool
     metric: str = "score"  # the result JSON's key
-    item: str = "correct"  # ITEM_VALUES key: the per-item value the metric is the mean of
+    value: Callable[[Mapping[str, Any]], float] = verdict  # one item's record's part: the metric is its mean
 
     @property
     def scale(self) -> float:
@@ -45,16 +46,8 @@ class Row:
 
 
 # The card's rows, in its order, from the benchmark registry.
-ROWS = tuple(Row(r.label, r.card_label, b.name, r.parts, r.percent, r.metric, r.item)
+ROWS = tuple(Row(r.label, r.card_label, b.name, r.parts, r.percent, r.metric, r.value)
              for b in BENCHMARKS.values() for r in b.rows)
-# What one item contributes to a row (from its line in <part>.records.jsonl).
-ITEM_VALUES: dict[str, Callable[[Mapping[str, Any]], float]] = {
-    "correct": lambda r: float(bool(r["correct"])),
-    "seq_rep_4": lambda r: float(r["seq_rep_4"]),
-    "margin": lambda r: float(r["chosen_logprob"]) - float(r["rejected_logprob"]),
-    "per_token_margin": lambda r: (float(r["chosen_logprob"]) / max(1, int(r["chosen_tokens"]))
-                                   - float(r["rejected_logprob"]) / max(1, int(r["rejected_tokens"]))),
-}
 WHOLE_SET = {r.benchmark for r in ROWS if r.parts == (None,)}
 CARD_COLUMNS = {
     "Stage-1 dpo4/124": "stage1",
@@ -164,8 +157,7 @@ def item_values(row: Row, records: Sequence[Mapping[str, Any]] | None) -> dict[s
     """Item id -> the row's value for that item (0/1 for a verdict)."""
     if records is None:
         return None
-    value = ITEM_VALUES[row.item]
-    return {str(r["id"]): value(r) for r in records}
+    return {str(r["id"]): row.value(r) for r in records}
 
 
 def compare(ours: Mapping[str, float] | None, reference: Mapping[str, float] | None) -> stats.Paired | None:

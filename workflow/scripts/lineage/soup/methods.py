@@ -4,7 +4,7 @@ A method gets the output slice, the parents' slices (same length, the parents' d
 weights in the accumulation dtype and two scratch buffers of that dtype, and writes the result
 into the output slice. It does no I/O and keeps no state, so the streaming reader and writer
 (lineage/soup/stream.py) serve every method alike. `config.yaml` names one per soup run
-(`runs.<soup>.method`, default linear).
+(`runs.<soup>.method`, default `DEFAULT`). Adding one: docs/add-a-soup-method.md.
 """
 
 from __future__ import annotations
@@ -41,4 +41,6 @@ def _scaled(source: np.ndarray, weight: np.floating, into: np.ndarray) -> None:
     np.multiply(source, weight, out=into)
 
 
+# The registry: config.yaml's `runs.<soup>.method`, soup.py's --method and their checks read it.
 METHODS: dict[str, Method] = {"linear": linear}
+DEFAULT = "linear"

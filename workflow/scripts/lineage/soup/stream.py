@@ -47,7 +47,7 @@ from lineage.soup.checks import (
     read_layout,
     trace_root,
 )
-from lineage.soup.methods import METHODS
+from lineage.soup.methods import DEFAULT, METHODS
 
 # Bytes of each parent read (and hashed) at a time, and averaged at a time. Large reads keep
 # the per-block bookkeeping of reader, verifier and writer small against the bytes moved; small
@@ -114,7 +114,7 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
               weights: Sequence[float] | None = None, allow_unnormalized: bool = False,
               max_shard_bytes: int = 1024**3, progress: bool | None = None,
               log: Callable[[str], None] = lambda message: None, block_bytes: int = READ_BYTES,
-              verify: str = "stat", method: str = "linear") -> dict[str, Any]:
+              verify: str = "stat", method: str = DEFAULT) -> dict[str, Any]:
     """Average checkpoints `specs` [(name, directory), ...] into `out`; return its lineage record.
 
     Every parent is checked before any weight is read; its shards are verified against the

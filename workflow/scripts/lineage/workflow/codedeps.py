@@ -4,7 +4,8 @@ A job's output depends on the script it runs and on every module of the project 
 imports, directly or through other modules. The workflow gives each job a tracked param naming
 those files, each with a digest of its syntax (`code_digest`): the module parsed, its docstrings
 dropped, written back by `ast.unparse`, so comments, docstrings, blank lines, quoting and
-formatting change nothing, nor do a file's modification time or a copy of the project. A
+formatting change nothing, nor do a file's modification time or a copy of the project. A package
+that imports its modules by listing its folder depends on each module there. A
 changed statement changes its file's digest: exactly the jobs whose code holds it rerun (and
 what descends from them), and the param's change says which file. The closure is read from the source with `ast`, never by importing it: an import
 anywhere in a file counts (inside functions too), and importing a module also runs the
@@ -107,9 +108,20 @@ def _module_files(parts: list[str], root: Path, *, only_last: bool = False) -> l
         stem = root.joinpath(*parts[:depth])
         if (stem / "__init__.py").is_file():
             files.append(stem / "__init__.py")
+            if _lists_its_folder(stem / "__init__.py"):
+                files += sorted(p for p in stem.glob("*.py") if p.name != "__init__.py")
         elif stem.with_suffix(".py").is_file():
             files.append(stem.with_suffix(".py"))
             break  # a module, not a package: what follows is an attribute
         else:
             break  # not ours (standard library, site-packages) or an attribute
     return files
+
+
+@functools.cache
+def _lists_its_folder(init: Path) -> bool:
+    """A package that imports its modules by listing its folder (`pkgutil.iter_modules(__path__)`,
+    a registry such as lineage.evaluation.benchmarks) depends on every module it finds there."""
+    tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
+    return any(isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "iter_modules"
+               for node in ast.walk(tree))

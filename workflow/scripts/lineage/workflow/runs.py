@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb
-from lineage.evaluation.registry import BENCHMARKS, Benchmark
+from lineage.evaluation.benchmark import Benchmark
+from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.shards import CheckpointError
+from lineage.soup import methods as soup_methods
 from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe
 
 TRAINED = ("sft", "dpo")
@@ -448,7 +450,11 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
     if kind == "soup":
         count = len(common["parents"])
         weights = tuple(float(w) for w in spec.get("weights", [1 / count] * count))
-        return Run(**common, recipe=SoupRecipe(method=spec.get("method", "linear"), weights=weights))
+        method = spec.get("method", soup_methods.DEFAULT)
+        if method not in soup_methods.METHODS:
+            raise ConfigError(f"runs.{name}.method: {method!r} is not a soup method; known (lineage/soup/methods.py "
+                              f"METHODS): {', '.join(soup_methods.METHODS)}")
+        return Run(**common, recipe=SoupRecipe(method=method, weights=weights))
     if kind not in TRAINED:
         return Run(**common)
     overrides = spec.get("overrides", {}).get(scale, {})
@@ -507,20 +513,31 @@ def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run],
 
 
 def _eval_settings(spec: Mapping[str, Any], seed: int, paths: Paths) -> EvalSettings:
-    """The parts of every benchmark of the registry, with their item files and sizes."""
-    sized = [b.name for b in BENCHMARKS.values() if b.sized]
-    for key in ("items", "sizes"):
-        unknown, missing = sorted(set(spec[key]) - set(sized)), [n for n in sized if n not in spec[key]]
-        if unknown or missing:
-            raise ConfigError(
-                f"eval.{key}: {'unknown ' + ', '.join(unknown) if unknown else ''}"
-                f"{'; ' if unknown and missing else ''}{'missing ' + ', '.join(missing) if missing else ''}"
-                f" (the configured benchmarks of lineage/evaluation/registry.py: {', '.join(sized)})"
-            )
+    """The parts of every benchmark, with their item files and sizes: the scale's `eval.items` and
+    `eval.sizes`, else (where the scale's `eval.unlisted` is `sample`) the module's shipped sample."""
+    sized = {b.name: b for b in BENCHMARKS.values() if b.sized}
+    given = {key: spec.get(key) or {} for key in ("items", "sizes")}
+    for key, values in given.items():
+        unknown = sorted(set(values) - set(sized))
+        if unknown:
+            raise ConfigError(f"eval.{key}: unknown {', '.join(unknown)} (the benchmarks with item files, "
+                              f"modules of lineage/evaluation/benchmarks: {', '.join(sized)})")
     parts = []
     for bench in BENCHMARKS.values():
-        items = spec["items"][bench.name] if bench.sized else f"{paths.data}/{bench.items_from}"
-        sizes = tuple(spec["sizes"][bench.name]) if bench.sized else None
+        if not bench.sized:
+            items, sizes = f"{paths.data}/{bench.items_from}", None
+        elif bench.name in given["items"]:
+            if bench.name not in given["sizes"] and bench.sample is None:
+                raise ConfigError(f"eval.sizes: missing {bench.name} (eval.items names its file; give the items "
+                                  f"of each of its parts {', '.join(bench.parts)})")
+            items = given["items"][bench.name]
+            sizes = tuple(given["sizes"].get(bench.name) or bench.sample.sizes)
+        elif spec["unlisted"] == "sample" and bench.sample is not None:
+            items = bench.sample.items
+            sizes = tuple(given["sizes"].get(bench.name) or bench.sample.sizes)
+        else:
+            raise ConfigError(f"eval.items: missing {bench.name} (lineage/evaluation/benchmarks/{bench.name}.py); "
+                              "this scale's eval.unlisted is error: name its item file and sizes")
         if sizes is not None and len(sizes) != len(bench.parts):
             raise ConfigError(f"eval.sizes.{bench.name}: {len(sizes)} sizes for the {len(bench.parts)} parts "
                               f"({', '.join(bench.parts)}) of {bench.name}")
@@ -662,10 +679,12 @@ def _check_paths(lineage: Lineage, base: Path) -> None:
             paths[f"scales.{scale}.preference_mix.sources[{number}]"] = source
         for number, source in enumerate(settings["general_mix"]["sources"]):
             paths[f"scales.{scale}.general_mix.sources[{number}]"] = source
-    sized = {bench.name for bench in BENCHMARKS.values() if bench.sized}
+    listed = settings["eval"].get("items") or {}
     for part in lineage.eval.parts:
-        if part.benchmark in sized:
-            paths[f"scales.{scale}.eval.items.{part.benchmark}"] = part.items
+        if BENCHMARKS[part.benchmark].sized:
+            key = (f"scales.{scale}.eval.items.{part.benchmark}" if part.benchmark in listed
+                   else f"the sample items of lineage/evaluation/benchmarks/{part.benchmark}.py")
+            paths[key] = part.items
     for key, value in paths.items():
         if not (base / value).exists():
             raise ConfigError(
