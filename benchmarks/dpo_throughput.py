@@ -107,7 +107,7 @@ def reference_pass(own, args, recipe, env, config, tokenizer, bundle) -> str:
               "lengths": [len(p.chosen.input_ids), len(p.rejected.input_ids)]} for k, p in enumerate(distinct)]
     header = reference_header(random_parent(own), "random", records, {
         "max_length": recipe.max_length, "truncation": recipe.truncation, "dtype": "bfloat16", "method": method})
-    write_jsonl(args.reference_logprobs, [header, *lines])
+    write_jsonl(args.extras["reference_logprobs"], [header, *lines])
     sides = [len(c) + len(k) for c, k in requests]
     scored = sum(len(k) for _, k in requests)
     flops = params.step_flops(sum(sides), scored, causal_pairs(sides)) / 3  # a forward pass

@@ -57,9 +57,9 @@ bench nemotron_h "${NEMOTRON_TIMEOUT:-150}" --family nemotron_h --size "$NEMOTRO
   --global-batch-rows 64 --micro-batch-rows 8
 
 echo "== plan.py for the same shapes (fused-kernel memory model; step time at its assumed MFU)"
-python3 $S/plan.py --family qwen3_moe --size "$QWEN_SIZE" --vocab 2048 --gpus 2 --gpu-gib 139 \
+python3 tools/plan.py --family qwen3_moe --size "$QWEN_SIZE" --vocab 2048 --gpus 2 --gpu-gib 139 \
   --global-batch-rows 8 --micro-batch-rows 1 --tokens-per-row "$PACK"
-python3 $S/plan.py --family nemotron_h --size "$NEMOTRON_SIZE" --vocab 2048 --gpus 2 --gpu-gib 139 \
+python3 tools/plan.py --family nemotron_h --size "$NEMOTRON_SIZE" --vocab 2048 --gpus 2 --gpu-gib 139 \
   --global-batch-rows 64 --micro-batch-rows 8 --tokens-per-row 1152
 echo "== results"
 for run in qwen3_moe nemotron_h; do  # a run stopped mid-step by its time limit printed no summary: read its metrics

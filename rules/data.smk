@@ -238,7 +238,7 @@ rule data_audit:
 
 
 # Token lengths of every trained set that no model samples (the verifier rounds' pairs are
-# planned from their reference files), for workflow/scripts/plan.py: `snakemake token_stats`.
+# planned from their reference files), for tools/plan.py: `snakemake token_stats`.
 TOKEN_STAT_SETS = {
     name: L.datasets[name]
     for run in L.runs_of("sft", "dpo")

@@ -9,6 +9,7 @@ import pytest
 import sample_general_mix
 from lineage.data.general_mix import load_source
 from lineage.io import DataError
+from lineage.errors import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +43,9 @@ def source(tmp_path):
 
 def run(tmp_path, source, tokenizer_dir, rows, seed=0):
     out, stats = tmp_path / "gm.jsonl", tmp_path / "stats.json"
-    code = sample_general_mix.main(["--source", str(source), "--rows", str(rows), "--seed", str(seed),
-                                    "--tokenizer", tokenizer_dir, "--max-tokens", "20", "--out", str(out),
-                                    "--stats", str(stats)])
+    argv = ["--source", str(source), "--rows", str(rows), "--seed", str(seed), "--tokenizer", tokenizer_dir,
+            "--max-tokens", "20", "--out", str(out), "--stats", str(stats)]
+    code = run_cli(lambda: sample_general_mix.main(argv), prog="sample_general_mix.py", input_errors=(OSError,))
     if code:
         return code, None, None
     return code, [json.loads(line) for line in out.read_text().splitlines()], json.loads(stats.read_text())

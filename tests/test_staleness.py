@@ -207,7 +207,7 @@ def test_a_function_body_changed_in_io_reruns_every_job_that_imports_it(built, d
 
 
 def test_editing_a_script_that_no_job_runs_plans_nothing(built):
-    with edited(built / "workflow/scripts/plan.py", lambda text: text + "\n_EDITED = True\n"):
+    with edited(built / "workflow/scripts/why_rerun.py", lambda text: text + "\n_EDITED = True\n"):
         assert planned_jobs(TARGET, cwd=built) == {}
 
 

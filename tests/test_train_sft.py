@@ -15,6 +15,7 @@ from _training_fixtures import build_base, launch, launch_async, losses, metrics
 from lineage.checkpoint import init_root, verify_checkpoint
 from lineage.errors import exit_code
 from lineage.io import sha256_file
+from lineage.training import job
 from lineage.training.data import BatchPlan, BatchPlanError
 from lineage.training.loop import DivergedError
 
@@ -172,7 +173,7 @@ def test_resume_after_interruption_gives_the_same_weights(base, tmp_path, monkey
     def killed(*args, **kwargs):
         raise KeyboardInterrupt("killed before the final save")
 
-    monkeypatch.setattr(train_sft, "save_final", killed)
+    monkeypatch.setattr(job, "save_final", killed)
     with pytest.raises(KeyboardInterrupt):
         run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "resumed", **common))
     monkeypatch.undo()
@@ -192,7 +193,7 @@ def test_changed_recipe_starts_over_and_drops_old_states(base, tmp_path, monkeyp
     common = dict(steps=4, state_dir=state, save_every=2, keep_states=5)
     import train_sft
 
-    monkeypatch.setattr(train_sft, "save_final", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(job, "save_final", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "a", **common))
     monkeypatch.undo()

@@ -18,6 +18,7 @@ from lineage.data.export import check_quarantine_fraction, read_export
 from lineage.data.citations import clean_battles
 from lineage.data.general_mix import load_source, sample_rows
 from lineage.io import DataError, read_jsonl
+from lineage.errors import run_cli
 from lineage.data.screen import control_tokens, is_empty_text
 from workflow_helpers import REPO
 
@@ -113,7 +114,7 @@ def test_an_arena_export_mostly_about_other_models_is_read(tmp_path):
 def test_the_quarantine_limit_is_the_callers(tmp_path, capsys):
     path = write_export(tmp_path / "export.jsonl", [*GOOD, b"{broken", b"{broken"])
     out = [f"--out={tmp_path / 'b.jsonl'}", f"--quarantine={tmp_path / 'q.jsonl'}"]
-    assert read_battles.main(["--export", str(path), *out, "--max-quarantine-fraction", "0.2"]) == 3
+    assert run_cli(lambda: read_battles.main(["--export", str(path), *out, "--max-quarantine-fraction", "0.2"])) == 3
     assert "2 of 5 rows (40.0%)" in capsys.readouterr().err
     assert read_battles.main(["--export", str(path), *out, "--max-quarantine-fraction", "0.5"]) == 0
 

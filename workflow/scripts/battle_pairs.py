@@ -16,14 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import bool_arg
-from lineage.io import DataError, load_jsonl, write_jsonl
+from lineage.cli import bool_arg, script_parser
 from lineage.data.preferences import battle_pairs
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import load_jsonl, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--preferred", required=True, help="preferred answers, all prompts (JSONL)")
     parser.add_argument("--holdout", required=True, help="holdout prompts' preferred answers (JSONL)")
     parser.add_argument("--holdout-in-training", type=bool_arg, default=True, help="true|false (card: true)")
@@ -34,11 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        preferred = load_jsonl(args.preferred)
-        holdout_prompts = {row["prompt_id"] for row in load_jsonl(args.holdout)}
-    except (DataError, OSError) as err:
-        return report("battle_pairs", err)
+    preferred = load_jsonl(args.preferred)
+    holdout_prompts = {row["prompt_id"] for row in load_jsonl(args.holdout)}
     pairs, holdout_pairs = battle_pairs(preferred, holdout_prompts, args.holdout_in_training)
     write_jsonl(args.out, pairs)
     write_jsonl(args.out_holdout, holdout_pairs)
@@ -51,4 +48,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

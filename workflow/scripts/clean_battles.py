@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lineage.cli import script_parser
 from lineage.data.citations import clean_battles
-from lineage.io import DataError, load_jsonl, write_json, write_jsonl
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import load_jsonl, write_json, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--in", dest="inp", required=True, help="validated battles (JSONL)")
     parser.add_argument("--out", required=True, help="battles with cleaned answers (JSONL)")
     parser.add_argument("--stats", required=True, help="removal counts per marker style (JSON)")
@@ -30,10 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        rows = load_jsonl(args.inp)
-    except (DataError, OSError) as err:
-        return report("clean_battles", err)
+    rows = load_jsonl(args.inp)
     cleaned, stats, quarantine = clean_battles(rows, file=args.inp)
     write_jsonl(args.out, cleaned)
     write_json(args.stats, stats)
@@ -49,4 +47,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

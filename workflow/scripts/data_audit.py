@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lineage.cli import bool_arg, script_parser
 from lineage.data.audit import build_audit, load_card_counts
 from lineage.data.audit_report import render_html, render_markdown
-from lineage.cli import bool_arg
-from lineage.io import DataError, write_json, write_text
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import write_json, write_text
 
 INPUTS = {
     "raw_export": "the battle export as read (JSONL)",
@@ -41,7 +41,7 @@ INPUTS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     for name, text in INPUTS.items():
         parser.add_argument("--" + name.replace("_", "-"), dest=name, required=True, help=text)
     parser.add_argument("--quarantine", action="append", default=[], help="a stage's quarantine JSONL (repeatable)")
@@ -59,11 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = {name: getattr(args, name) for name in INPUTS}
     paths["quarantine"] = args.quarantine
     paths["set_aside"] = args.set_aside
-    try:
-        card = load_card_counts(args.card_counts)
-        audit = build_audit(paths, card, args.holdout_in_training)
-    except (DataError, OSError, KeyError, ValueError) as err:
-        return report("data_audit", err)
+    card = load_card_counts(args.card_counts)
+    audit = build_audit(paths, card, args.holdout_in_training)
     write_json(args.out_json, audit)
     write_text(args.out_md, render_markdown(audit))
     write_text(args.out_html, render_html(audit))
@@ -79,4 +76,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError, KeyError, ValueError)))

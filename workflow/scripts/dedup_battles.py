@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lineage.cli import script_parser
 from lineage.data.dedup import dedup_preferred
-from lineage.io import DataError, read_jsonl, write_jsonl
 from lineage.errors import report, run_cli
+from lineage.io import DataError, read_jsonl, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--in", dest="inp", required=True, help="cleaned battles (JSONL)")
     parser.add_argument("--out", required=True, help="one preferred answer per prompt (JSONL)")
     parser.add_argument("--quarantine", required=True, help="superseded battles (JSONL)")

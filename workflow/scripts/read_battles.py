@@ -16,15 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lineage.cli import fraction, script_parser
 from lineage.data.export import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
-from lineage.cli import fraction
-from lineage.io import DataError, write_jsonl
 from lineage.data.screen import control_tokens
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--export", required=True, help="the battle export (JSONL)")
     parser.add_argument("--format", choices=FORMATS, default="native", help="native rows or Chatbot Arena rows")
     parser.add_argument("--our-model", default=None, help="our model's name (required for --format arena)")
@@ -47,13 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
-        result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens,
-                             max_answer_chars=args.max_answer_chars)
-        check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
-    except (DataError, OSError) as err:
-        return report("read_battles", err)
+    tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
+    result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens,
+                         max_answer_chars=args.max_answer_chars)
+    check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     write_jsonl(args.out, result.kept)
     write_jsonl(args.quarantine, result.quarantine)
     if args.set_aside:
@@ -67,4 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -16,14 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import positive_int
+from lineage.cli import positive_int, script_parser
 from lineage.data.general_mix import TokenCounter, load_source, sample_rows
-from lineage.io import DataError, write_json, write_jsonl
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import write_json, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--source", action="append", required=True, help="local JSONL path or hub id (repeatable)")
     parser.add_argument("--rows", type=positive_int, required=True, help="rows to sample")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling order")
@@ -37,12 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        sources = [load_source(spec) for spec in args.source]
-        counter = TokenCounter(args.tokenizer)
-        rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
-    except (DataError, OSError) as err:
-        return report("sample_general_mix", err)
+    sources = [load_source(spec) for spec in args.source]
+    counter = TokenCounter(args.tokenizer)
+    rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
     stats["tokenizer"] = args.tokenizer
     quarantine = stats.pop("quarantine")
     write_jsonl(args.out, rows)
@@ -58,4 +55,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -13,14 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import positive_int
-from lineage.io import DataError, load_jsonl, write_jsonl
+from lineage.cli import positive_int, script_parser
 from lineage.data.preferences import split_holdout
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import load_jsonl, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--in", dest="inp", required=True, help="preferred answers (JSONL)")
     parser.add_argument("--modulus", type=positive_int, default=5, help="holdout = prompt_id %% modulus == 0")
     parser.add_argument("--out-train", required=True, help="training prompts (JSONL)")
@@ -30,10 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        rows = load_jsonl(args.inp)
-    except (DataError, OSError) as err:
-        return report("split_holdout", err)
+    rows = load_jsonl(args.inp)
     train, holdout = split_holdout(rows, args.modulus)
     write_jsonl(args.out_train, train)
     write_jsonl(args.out_holdout, holdout)
@@ -45,4 +42,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

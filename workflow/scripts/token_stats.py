@@ -3,7 +3,7 @@
 Each set is rendered with the bundle's chat template and system prompt and tokenized with the
 Stage-1 tokenizer, rows past max_length handled as the recipe says; a SFT row counts its
 tokens, a DPO pair its chosen and rejected sides together. The output keeps each set's length
-histogram, so workflow/scripts/plan.py packs micro-batches from the real lengths instead of
+histogram, so tools/plan.py packs micro-batches from the real lengths instead of
 counting every row at max_length.
 
 Run as:

@@ -25,58 +25,53 @@ or with accelerate launch --config_file workflow/accelerate/fsdp2.yaml --num_pro
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
-from transformers import AutoConfig, AutoTokenizer
 
-from lineage.chat import load_bundle
 from lineage.errors import run_cli
 from lineage.io import DataError
-from lineage.modeling import causal_pairs, count_params
+from lineage.modeling import causal_pairs
 from lineage.training import dist as tdist
 from lineage.training import head_loss, packed_attention
-from lineage.training.cli import parse_training_args, resume_hash, training_parser
+from lineage.training import job
+from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
 from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, sample_order
-from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
-from lineage.training.optim import build_optimizer
-from lineage.training.output import save_final, verify_parent
-from lineage.training.packing import backbone_inputs, boundary_inputs
+from lineage.training.packing import backbone_inputs
 from lineage.training.pairs import collate_pairs, read_reference, reference_logprobs, sequence_sums, tokenize_pairs
 from lineage.training.recipe import DpoRecipe
-from lineage.training.state import discard_states
 
 STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_chosen", "ref_logp_rejected")
 
 
-def parse_args(argv=None) -> tuple[argparse.Namespace, DpoRecipe]:
+def parse_args(argv=None) -> tuple[JobOptions, DpoRecipe]:
     parser = training_parser("DPO on preference pairs (sigmoid loss, reference log-probs scored beforehand)",
                              DpoRecipe)
     parser.add_argument("--reference-logprobs", type=Path, required=True, metavar="FILE",
                         help="the pairs' log-probs under the reference (--init), from reference_logprobs.py")
-    args, recipe = parse_training_args(parser, DpoRecipe, argv)
-    if problem := packed_attention.refusal(recipe, args.device):
+    options, recipe = parse_training_args(parser, DpoRecipe, argv, extras=("reference_logprobs",))
+    if problem := packed_attention.refusal(recipe, options.device):
         parser.error(problem)
-    return args, recipe
+    return options, recipe
 
 
-def prepare_data(args, recipe: DpoRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle, parent):
+def prepare_data(options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle, parent):
     """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference)."""
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-    raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
+    raw, data_records = load_rows(options.data, required=("messages", "chosen", "rejected"))
     pairs, summary_line, dropped = tokenize_pairs(tokenizer, raw, bundle.system_prompt, recipe.max_length,
                                                   recipe.truncation)
     tdist.print0(f"data: {summary_line}")
     if not pairs:
-        raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}; raise --max-length or pass "
+        raise DataError(f"no usable pairs in {', '.join(map(str, options.data))}; raise --max-length or pass "
                         "--truncation truncate")
-    reference, table = read_reference(args.reference_logprobs, parent, recipe.max_length, recipe.truncation)
-    references = reference_logprobs(pairs, table, str(args.reference_logprobs), data_records)
-    tdist.print0(f"reference: log-probs of {reference['model']['run']} from {args.reference_logprobs} "
+    reference_file = options.extras["reference_logprobs"]
+    reference, table = read_reference(reference_file, parent, recipe.max_length, recipe.truncation)
+    references = reference_logprobs(pairs, table, str(reference_file), data_records)
+    tdist.print0(f"reference: log-probs of {reference['model']['run']} from {reference_file} "
                  f"({reference['dtype']}, {reference['method']})")
     order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
     if recipe.packing:
@@ -145,73 +140,24 @@ def attach_head(model, recipe: DpoRecipe) -> str:
     return implementation
 
 
-def main(args: argparse.Namespace, recipe: DpoRecipe) -> int:
+def main(options: JobOptions, recipe: DpoRecipe) -> int:
     started = time.time()
-    env = tdist.init_distributed(args.device)
+    env = tdist.init_distributed(options.device)
     try:
-        parent = verify_parent(args, env)
-        head_loss.check_available(recipe.fused_loss, env.device)
-        attn_implementation = packed_attention.attention_implementation(recipe, env.device)
-        boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
-            if recipe.packing else ()
-        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
-        tokenizer = AutoTokenizer.from_pretrained(args.init)
-        step_data, dropped, data_records, reference = prepare_data(args, recipe, env, plan, tokenizer,
-                                                                   load_bundle(args.init), parent)
-
-        policy = load_sharded_model(
-            args.init,
-            env,
-            precision=recipe.precision,
-            activation_checkpointing=recipe.activation_checkpointing,
-            attn_implementation=attn_implementation,
-            compile_blocks=recipe.compile,
-            experts_implementation=recipe.experts,
-            sharding=args.sharding,
-            expert_parallel=args.expert_parallel,
-            accumulate=args.accumulate,
-        )
-        head_path = attach_head(policy, recipe)
-        params = count_params(policy)
-        world = tdist.describe_world(env, args.sharding)  # a collective: every rank calls it
-        tdist.print0(
-            f"model: {type(policy).__name__}, {params.total:,} parameters ({params.active:,} active), "
-            f"{world}, {recipe.precision}, device {env.device}, head {head_path}, experts {recipe.experts}; "
-            "reference log-probs from file"
-        )
-        optimizer = build_optimizer(
-            policy, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
-        )
-        run_hash = resume_hash(recipe, [*data_records, {"sha256": reference["sha256"]}], parent)  # and its reference
-        summary = train(
-            args,
-            recipe,
-            env,
-            policy,
-            optimizer,
-            step_data=step_data,
-            loss_fn=dpo_loss(recipe, boundaries),
-            stat_names=STATS,
-            shown=("margin", "accuracy"),
-            params=params,
-            recipe_hash=run_hash,
-        )
+        begun = job.start(options, recipe, env)
+        step_data, dropped, data_records, reference = prepare_data(options, recipe, env, begun.plan, begun.tokenizer,
+                                                                   begun.bundle, begun.parent)
+        policy, optimizer, params = job.sharded_model(options, recipe, env, begun, attach_head,
+                                                      note="; reference log-probs from file")
+        run_hash = resume_hash(recipe, [*data_records, {"sha256": reference["sha256"]}], begun.parent)  # and its reference
+        summary = train(options, recipe, env, policy, optimizer, step_data=step_data,
+                        loss_fn=dpo_loss(recipe, begun.boundaries), stat_names=STATS, shown=("margin", "accuracy"),
+                        params=params, recipe_hash=run_hash)
         reference_record = {key: reference[key] for key in ("file", "sha256", "model", "dtype", "method")}
-        save_final(
-            args,
-            recipe,
-            env,
-            policy,
-            kind="dpo",
-            parent=parent,
-            data_records=data_records,
-            summary=summary,
-            started=started,
-            extra={"pairs_trained": summary["normalizer"], "pairs_dropped": dropped, "reference": reference_record},
-        )
-        if args.state_dir is not None and env.is_main:
-            discard_states(args.state_dir, run_hash)
-        tdist.print0(f"saved {args.out} (final loss {summary['final_loss']:.4f}, {time.time() - started:.1f} s)")
+        job.finish(options, recipe, env, policy, kind="dpo", begun=begun, data_records=data_records, summary=summary,
+                   started=started, run_hash=run_hash,
+                   extra={"pairs_trained": summary["normalizer"], "pairs_dropped": dropped,
+                          "reference": reference_record})
     finally:
         tdist.close()
     return 0

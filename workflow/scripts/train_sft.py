@@ -23,19 +23,17 @@ the trained positions, fused with the loss (--fused-loss, see lineage.training.h
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
-from transformers import AutoConfig, AutoTokenizer
 
-from lineage.chat import load_bundle, tokenize_rows
+from lineage.chat import tokenize_rows
 from lineage.io import DataError
-from lineage.modeling import causal_pairs, count_params
+from lineage.modeling import causal_pairs
 from lineage.training import dist as tdist
 from lineage.training import head_loss, packed_attention
-from lineage.training.cli import parse_training_args, resume_hash, training_parser
-from lineage.training.state import discard_states
+from lineage.training import job
+from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
 from lineage.training.data import (
     BatchPlan,
     collate,
@@ -45,22 +43,19 @@ from lineage.training.data import (
     rank_rows,
     sample_order,
 )
-from lineage.training.fsdp import load_sharded_model
 from lineage.training.loop import StepData, train
 from lineage.training.losses import trained_token_count
-from lineage.training.optim import build_optimizer
-from lineage.training.packing import backbone_inputs, boundary_inputs
-from lineage.training.output import save_final, verify_parent
+from lineage.training.packing import backbone_inputs
 from lineage.training.recipe import SftRecipe
 from lineage.errors import run_cli
 
 
-def parse_args(argv=None) -> tuple[argparse.Namespace, SftRecipe]:
+def parse_args(argv=None) -> tuple[JobOptions, SftRecipe]:
     parser = training_parser("Supervised fine-tuning on chat rows (assistant-only loss)", SftRecipe)
-    args, recipe = parse_training_args(parser, SftRecipe, argv)
-    if problem := packed_attention.refusal(recipe, args.device):
+    options, recipe = parse_training_args(parser, SftRecipe, argv)
+    if problem := packed_attention.refusal(recipe, options.device):
         parser.error(problem)
-    return args, recipe
+    return options, recipe
 
 
 def name_dropped_rows(stats, data_records) -> None:
@@ -75,14 +70,14 @@ def name_dropped_rows(stats, data_records) -> None:
         dropped["where"] = f"{path}:{row}"
 
 
-def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
+def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
     """Tokenize --data and return (step_data, stats, data records); every rank does the same work.
 
     Tokenizing on every rank is cheap and needs no broadcast. step_data(step) gives this rank's
     micro-batches of that step, padded or packed as the flags say.
     """
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-    raw, data_records = load_rows(args.data, required=("messages",))
+    raw, data_records = load_rows(options.data, required=("messages",))
     rows, stats = tokenize_rows(
         tokenizer,
         (r["messages"] for r in raw),
@@ -94,7 +89,7 @@ def prepare_data(args, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, t
     tdist.print0(f"data: {stats.summary()}")
     if not rows:
         raise DataError(
-            f"no trainable rows in {', '.join(args.data)} ({stats.summary()}); "
+            f"no trainable rows in {', '.join(options.data)} ({stats.summary()}); "
             "raise --max-length or pass --truncation truncate"
         )
     order = sample_order(len(rows), recipe.steps * plan.global_rows, recipe.seed)
@@ -149,75 +144,19 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
     return loss_fn
 
 
-def main(args: argparse.Namespace, recipe: SftRecipe) -> int:
+def main(options: JobOptions, recipe: SftRecipe) -> int:
     started = time.time()
-    env = tdist.init_distributed(args.device)
+    env = tdist.init_distributed(options.device)
     try:
-        parent = verify_parent(args, env)
-        head_loss.check_available(recipe.fused_loss, env.device)
-        attn_implementation = packed_attention.attention_implementation(recipe, env.device)  # before any data work: fa4 may refuse
-        boundaries = boundary_inputs(AutoConfig.from_pretrained(args.init).model_type, env.device) \
-            if recipe.packing else ()
-        plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
-
-        tokenizer = AutoTokenizer.from_pretrained(args.init)
-        bundle = load_bundle(args.init)
-        step_data, stats, data_records = prepare_data(args, recipe, env, plan, tokenizer, bundle)
-        loss_fn = sft_loss(recipe, boundaries)
-
-        # Model and optimizer
-        model = load_sharded_model(
-            args.init,
-            env,
-            precision=recipe.precision,
-            activation_checkpointing=recipe.activation_checkpointing,
-            attn_implementation=attn_implementation,
-            compile_blocks=recipe.compile,
-            experts_implementation=recipe.experts,
-            sharding=args.sharding,
-            expert_parallel=args.expert_parallel,
-            accumulate=args.accumulate,
-        )
-        loss_path = attach_head_loss(model, recipe)
-        params = count_params(model)
-        world = tdist.describe_world(env, args.sharding)  # a collective: every rank calls it
-        tdist.print0(
-            f"model: {type(model).__name__}, {params.total:,} parameters ({params.active:,} active), "
-            f"{world}, "
-            f"{recipe.precision}, device {env.device}, head loss {loss_path}, experts {recipe.experts}"
-        )
-        optimizer = build_optimizer(
-            model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
-        )
-
-        run_hash = resume_hash(recipe, data_records, parent)
-        summary = train(
-            args,
-            recipe,
-            env,
-            model,
-            optimizer,
-            step_data=step_data,
-            loss_fn=loss_fn,
-            stat_names=(),
-            params=params,
-            recipe_hash=run_hash,
-        )
-        save_final(
-            args,
-            recipe,
-            env,
-            model,
-            kind="sft",
-            parent=parent,
-            data_records=data_records,
-            summary=summary,
-            started=started,
-            extra={"loss_tokens": summary["normalizer"], "data_stats": stats.as_dict()},
-        )
-        if args.state_dir is not None and env.is_main:
-            discard_states(args.state_dir, run_hash)
-        tdist.print0(f"saved {args.out} (final loss {summary['final_loss']:.4f}, {time.time() - started:.1f} s)")
+        begun = job.start(options, recipe, env)
+        step_data, stats, data_records = prepare_data(options, recipe, env, begun.plan, begun.tokenizer, begun.bundle)
+        model, optimizer, params = job.sharded_model(options, recipe, env, begun, attach_head_loss)
+        run_hash = resume_hash(recipe, data_records, begun.parent)
+        summary = train(options, recipe, env, model, optimizer, step_data=step_data,
+                        loss_fn=sft_loss(recipe, begun.boundaries), stat_names=(), params=params, recipe_hash=run_hash)
+        job.finish(options, recipe, env, model, kind="sft", begun=begun, data_records=data_records, summary=summary,
+                   started=started, run_hash=run_hash,
+                   extra={"loss_tokens": summary["normalizer"], "data_stats": stats.as_dict()})
     finally:
         tdist.close()
     return 0

@@ -17,14 +17,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import bool_arg, positive_int
-from lineage.io import DataError, load_jsonl, write_jsonl
+from lineage.cli import bool_arg, positive_int, script_parser
 from lineage.data.preferences import tie_rows, winner_rows
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
+from lineage.io import load_jsonl, write_jsonl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--train", required=True, help="training prompts' preferred answers (JSONL)")
     parser.add_argument("--holdout", required=True, help="holdout prompts' preferred answers (JSONL)")
     parser.add_argument("--repeat", type=positive_int, default=40, help="copies of each row")
@@ -36,11 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        train, holdout = load_jsonl(args.train), load_jsonl(args.holdout)
-        battles = load_jsonl(args.ties) if args.ties else []
-    except (DataError, OSError) as err:
-        return report("winner_rows", err)
+    train, holdout = load_jsonl(args.train), load_jsonl(args.holdout)
+    battles = load_jsonl(args.ties) if args.ties else []
     rows = winner_rows(train, holdout, args.repeat, args.holdout_in_training)
     excluded = set() if args.holdout_in_training else {row["prompt_id"] for row in holdout}
     ties = tie_rows(battles, args.repeat, excluded) if args.ties else []
@@ -55,4 +52,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -10,6 +10,11 @@ _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 
 
+def script_parser(doc: str) -> argparse.ArgumentParser:
+    """A script's parser, described by the first paragraph of its docstring (what --help opens with)."""
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0])
+
+
 def bool_arg(value: str) -> bool:
     """Parse `true|false` (also yes/no, 1/0, on/off) for flags that Snakemake fills from config."""
     text = str(value).strip().lower()

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 EXIT_CODES = {
-    "DataError": 3, "LineError": 3, "ChatFormatError": 3, "BatchPlanError": 3, "FileNotFoundError": 3,
+    "DataError": 3, "LineError": 3, "InputError": 3, "ChatFormatError": 3, "BatchPlanError": 3, "FileNotFoundError": 3,
     "ConfigError": 4, "RecipeError": 4, "SoupError": 4, "PackingError": 4, "HeadLossError": 4,
     "FlashAttention4Error": 4, "ExpertParallelError": 4,
     "CheckpointError": 5, "IntegrityError": 5,
@@ -69,12 +69,20 @@ def leave_for_launcher(line: str) -> None:
         pass
 
 
-def run_cli(main: Callable[[], int | None], prog: str | None = None) -> int:
-    """Run a script's main; a known error is reported (see `report`) instead of raised."""
+class InputError(Exception):
+    """An input the script could not read (a directory, no permission): bad input, code 3."""
+
+
+def run_cli(main: Callable[[], int | None], prog: str | None = None,
+            input_errors: tuple[type[BaseException], ...] = ()) -> int:
+    """Run a script's main; a known error is reported (see `report`) instead of raised. `input_errors`:
+    what else the script raises only on a bad input (a data stage's OSError), reported as a data error."""
     prog = prog or os.path.basename(sys.argv[0])
     try:
         return main() or 0
     except Exception as error:  # noqa: BLE001 - sorted below: the project's errors, or re-raised
+        if exit_code(error) is None and isinstance(error, input_errors):
+            return report(prog, InputError(error))
         if exit_code(error) is None:
             raise
         return report(prog, error)

@@ -5,7 +5,7 @@ place in a published model-index, and its shipped sample items. One `Benchmark` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 

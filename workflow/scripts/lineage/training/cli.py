@@ -8,6 +8,9 @@ flags can change between a run and its rerun without retraining anything.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,28 @@ from lineage.cli import json_object
 from lineage.io import sha256_json
 from lineage.training.fsdp import ACCUMULATIONS, SHARDINGS
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """A training job's command line but the recipe: where files go and how the job runs. The library
+    reads it and never changes it; `extras` holds the flags a trainer adds of its own."""
+
+    init: Path
+    data: tuple[str, ...]
+    out: Path
+    state_dir: Path | None
+    run: str | None
+    metrics: Path | None
+    lineage_extra: Mapping[str, Any]
+    sharding: str
+    accumulate: str
+    expert_parallel: int
+    save_every: int
+    keep_states: int
+    device: str
+    peak_flops: float | None
+    extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.ArgumentParser:
@@ -51,9 +76,10 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     return parser
 
 
-def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe],
-                        argv: list[str] | None = None) -> tuple[argparse.Namespace, TrainRecipe]:
-    """(run arguments, recipe); bad values end the program with the flag's name."""
+def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe], argv: list[str] | None = None,
+                        extras: tuple[str, ...] = ()) -> tuple[JobOptions, TrainRecipe]:
+    """(job options, recipe); bad values end the program with the flag's name. `extras`: the dests of the
+    flags the trainer added to `training_parser`'s."""
     args = parser.parse_args(argv)
     try:
         recipe = recipe_from_args(args, cls)
@@ -64,7 +90,10 @@ def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe],
     if args.state_dir is not None and Path(args.state_dir).resolve().is_relative_to(Path(args.out).resolve()):
         parser.error(f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is "
                      "replaced whole")
-    return args, recipe
+    fields = {f.name for f in dataclasses.fields(JobOptions)} - {"extras", "data"}
+    options = JobOptions(**{name: getattr(args, name) for name in fields}, data=tuple(args.data),
+                         extras={name: getattr(args, name) for name in extras})
+    return options, recipe
 
 
 def resume_hash(recipe: TrainRecipe, data_records: list[dict[str, Any]], init_lineage: dict[str, Any]) -> str:

@@ -12,7 +12,6 @@ the GPU does not wait for the host's packing (50-75 ms a step of 512 rows on two
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ import torch
 from torch.distributed.fsdp import FSDPModule
 
 from lineage.modeling import ParamCounts
+from lineage.training.cli import JobOptions
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.fsdp import accumulate_unsharded
 from lineage.training.lifetime import StateLock, StateLockedError
@@ -69,7 +69,7 @@ LossFn = Callable[[torch.nn.Module, dict[str, torch.Tensor]], tuple[torch.Tensor
 
 
 def train(
-    args: argparse.Namespace,
+    options: JobOptions,
     recipe: TrainRecipe,
     env: DistEnv,
     model: torch.nn.Module,
@@ -88,10 +88,10 @@ def train(
     `shown` also go on the step line. On SIGTERM or SIGUSR1 every rank stops after the same
     step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
-    lock = _lock_state(args.state_dir, env)
+    lock = _lock_state(options.state_dir, env)
     try:
         with StopRequest() as stop:
-            return _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
+            return _train(options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
                           recipe_hash, stop)
     finally:
         if lock is not None:
@@ -114,13 +114,13 @@ def _lock_state(state_dir, env: DistEnv) -> StateLock | None:
     return lock
 
 
-def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash,
+def _train(options: JobOptions, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash,
            stop: StopRequest) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
     state_dir = None
-    if args.state_dir is not None:
-        state_dir = recipe_state_dir(args.state_dir, recipe_hash, prune=env.is_main)
+    if options.state_dir is not None:
+        state_dir = recipe_state_dir(options.state_dir, recipe_hash, prune=env.is_main)
         barrier()
         resumed = latest_state(state_dir, recipe_hash)
         if resumed is not None:
@@ -129,8 +129,8 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
             totals.update(meta.get("totals", {}))
             print0(f"resumed from {resumed} (step {start})")
     last_saved = f"the saved state of step {start} ({resumed})" if resumed else "the start (no state was saved)"
-    metrics = MetricsFile(args.metrics, start, env.is_main)
-    peak = peak_flops(env.device, recipe.precision, args.peak_flops)
+    metrics = MetricsFile(options.metrics, start, env.is_main)
+    peak = peak_flops(env.device, recipe.precision, options.peak_flops)
     names = ("loss", *stat_names)
 
     began = time.perf_counter()
@@ -148,14 +148,14 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
         )
         normalizer, tokens, head_tokens, pairs = (int(c) for c in counts[:4])
         if counts[4] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
-            _stop(args, recipe.steps, env, model, optimizer, state_dir, step,
+            _stop(options, recipe.steps, env, model, optimizer, state_dir, step,
                   {"recipe_hash": recipe_hash, "totals": totals}, stop)
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for index, micro in enumerate(data.micro_batches):
             last = index == len(data.micro_batches) - 1
             if isinstance(model, FSDPModule):  # hybrid sharding: gradients cross nodes once, after the last
                 model.set_requires_all_reduce(last)
-                if args.accumulate == "unsharded":
+                if options.accumulate == "unsharded":
                     accumulate_unsharded(model, last)
             micro = {key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
                      for key, value in micro.items()}
@@ -211,14 +211,14 @@ def _train(args, recipe, env, model, optimizer, step_data, loss_fn, stat_names, 
             }
         )
         check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
-        if state_dir is not None and args.save_every and (step + 1) % args.save_every == 0:
+        if state_dir is not None and options.save_every and (step + 1) % options.save_every == 0:
             saved = save_state(state_dir, step + 1, model, optimizer, env,
-                               {"recipe_hash": recipe_hash, "totals": totals}, keep=args.keep_states)
+                               {"recipe_hash": recipe_hash, "totals": totals}, keep=options.keep_states)
             last_saved = f"the saved state of step {step + 1} ({saved})"
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
-def _stop(args, steps: int, env, model, optimizer, state_dir, done: int, meta: dict[str, Any],
+def _stop(options: JobOptions, steps: int, env, model, optimizer, state_dir, done: int, meta: dict[str, Any],
           stop: StopRequest) -> None:
     """Save the state after `done` of `steps` steps (unless that state exists) and raise Preempted."""
     why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{steps}"
@@ -228,6 +228,6 @@ def _stop(args, steps: int, env, model, optimizer, state_dir, done: int, meta: d
         raise Preempted(f"{why}; nothing to save yet, the rerun starts over")
     saved = state_dir / state_name(done)
     if not (saved / COMPLETE).is_file():
-        saved = save_state(state_dir, done, model, optimizer, env, meta, keep=args.keep_states)
+        saved = save_state(state_dir, done, model, optimizer, env, meta, keep=options.keep_states)
     print0(f"{why}: state saved to {saved}; rerun the same command to resume")
     raise Preempted(f"{why}: state saved to {saved}")

@@ -8,31 +8,31 @@ the parent, the shared root, the recipe and the data checksums.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from lineage.checkpoint import init_root, lineage_record, parent_entry, save_checkpoint, verify_checkpoint
+from lineage.training.cli import JobOptions
 from lineage.training.dist import DistEnv, barrier
 from lineage.training.fsdp import PRECISIONS, gather_full_state_dict
 from lineage.training.recipe import TrainRecipe
 
 
-def verify_parent(args: argparse.Namespace, env: DistEnv) -> dict[str, Any]:
+def verify_parent(options: JobOptions, env: DistEnv) -> dict[str, Any]:
     """verify_checkpoint(--init) on rank 0; every rank gets the lineage dict or raises the same error."""
     payload: list[Any] = [None]
     if env.is_main:
         try:
-            payload[0] = ("ok", verify_checkpoint(args.init))
+            payload[0] = ("ok", verify_checkpoint(options.init))
         except Exception as err:  # forwarded to the other ranks, then raised everywhere
             payload[0] = ("error", f"{type(err).__name__}: {err}")
     if env.world_size > 1:
         dist.broadcast_object_list(payload, src=0)
     status, value = payload[0]
     if status == "error":
-        raise RuntimeError(f"parent checkpoint {args.init} failed verification: {value}")
+        raise RuntimeError(f"parent checkpoint {options.init} failed verification: {value}")
     return value
 
 
@@ -60,7 +60,7 @@ def runtime_environment(env: DistEnv) -> dict[str, Any]:
 
 
 def save_final(
-    args: argparse.Namespace,
+    options: JobOptions,
     recipe: TrainRecipe,
     env: DistEnv,
     model: torch.nn.Module,
@@ -79,10 +79,10 @@ def save_final(
         config = model.config
         config.use_cache = True
         lineage = lineage_record(
-            run=args.run or args.out.name,
+            run=options.run or options.out.name,
             kind=kind,
             root=init_root(parent),
-            parents=[parent_entry(parent.get("run", args.init.name), args.init)],
+            parents=[parent_entry(parent.get("run", options.init.name), options.init)],
             recipe=recipe.as_dict(),
             data=data_records,
             started=started,
@@ -92,9 +92,9 @@ def save_final(
             resumed_from=summary.get("resumed_from"),
             environment=runtime_environment(env),
             **(extra or {}),
-            **args.lineage_extra,
+            **options.lineage_extra,
         )
         save_checkpoint(
-            args.out, state, config=config, companions_from=args.init, lineage=lineage, dtype=PRECISIONS[recipe.precision]
+            options.out, state, config=config, companions_from=options.init, lineage=lineage, dtype=PRECISIONS[recipe.precision]
         )
     barrier()

@@ -49,13 +49,13 @@ tokens and its number of micro-batches (each one a round of FSDP gathers) are wh
 on one H200; `--lineage` plans every trained run of the card's lineage (config.yaml, full scale).
 
 Run as:
-    python workflow/scripts/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 80 \
+    python tools/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 80 \
         --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
-    python workflow/scripts/plan.py --nodes 2 --sharding hybrid ...
-    python workflow/scripts/plan.py --lineage --nodes-list 1,2,4
-    python workflow/scripts/plan.py --lineage --nodes-list 1 --expert-parallel-list 1,8 \
+    python tools/plan.py --nodes 2 --sharding hybrid ...
+    python tools/plan.py --lineage --nodes-list 1,2,4
+    python tools/plan.py --lineage --nodes-list 1 --expert-parallel-list 1,8 \
         --token-stats results/embedded/data/token_stats.json
-    python workflow/scripts/plan.py --check
+    python tools/plan.py --check
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
 import torch  # noqa: E402
 import yaml  # noqa: E402
@@ -96,7 +96,7 @@ FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about th
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
 INTER_GBS = 45.0  # assumed across nodes: 400 Gb/s per GPU (one NIC each), GB/s
 A2A_GBS = INTRA_GBS  # assumed all-to-all bus bandwidth within a node, GB/s per GPU (messages of ~100 MB: NVLink-bound)
-CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
+CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
 
 @dataclass(frozen=True)
