@@ -3,16 +3,12 @@ make a benchmark that the plan evaluates, the item loader checks, the table show
 closure of the evaluation holds."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
 from _eval_fixtures import make_checkpoint
-from workflow_helpers import REPO, copy_workflow, snakemake
+from workflow_helpers import REPO, copy_workflow, python_in, snakemake
 
 DOC = (REPO / "docs" / "add-a-benchmark.md").read_text()
 MODULE, ITEMS = re.findall(r"```python\n(.*?)```", DOC, re.S)[0], re.findall(r"```json\n(.*?)```", DOC, re.S)[0]
@@ -26,13 +22,6 @@ def workflow(tmp_path_factory) -> Path:
     return root
 
 
-def python(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """This interpreter on the copy's scripts (its lineage package, not the repository's)."""
-    env = {**os.environ, "PYTHONPATH": str(root / "workflow" / "scripts")}
-    proc = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    assert not check or proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
 
 def test_the_module_joins_the_registry_the_table_and_the_model_index(workflow):
     code = """
@@ -44,7 +33,7 @@ entry = eval_results([{"benchmark": "yesno", "part": "A", "n": 4, "score": 0.5}]
 print(json.dumps({"benchmarks": list(BENCHMARKS), "parts": PART_NAMES, "rows": [r.label for r in ROWS],
                   "index": [entry.dataset_name, entry.metric_type]}))
 """
-    seen = json.loads(python(workflow, "-c", code).stdout)
+    seen = json.loads(python_in(workflow, "-c", code).stdout)
     assert seen["benchmarks"] == ["mmlu", "gsm8k", "ifeval", "degen", "margin", "yesno"]
     assert seen["parts"][-1] == "yesno_A" and seen["rows"][-1] == "Yes/no A"
     assert seen["index"] == ["Yes/no", "accuracy"]
@@ -55,7 +44,7 @@ def test_the_plan_evaluates_it_from_its_sample_and_its_module_is_in_the_evaluati
     evaluations = [line for line in shell.splitlines() if "eval_model.py" in line]
     assert evaluations and all("yesno=resources/sample/eval/yesno.jsonl" in line for line in evaluations)
     assert all(re.search(r"--sizes \S*yesno=4", line) for line in evaluations)
-    closure = python(workflow, "-c", "from lineage.workflow.codedeps import import_closure; "
+    closure = python_in(workflow, "-c", "from lineage.workflow.codedeps import import_closure; "
                      "print(import_closure('workflow/scripts/eval_model.py', 'workflow/scripts'))").stdout
     assert "workflow/scripts/lineage/evaluation/benchmarks/yesno.py" in closure
 
@@ -65,7 +54,7 @@ def test_eval_model_scores_it_and_checks_its_items(workflow, tmp_path):
     items = workflow / "resources/sample/eval/yesno.jsonl"
     args = ["workflow/scripts/eval_model.py", "--model", str(checkpoint), "--items", f"yesno={items}",
             "--sizes", "yesno=4", "--out-dir", str(tmp_path / "out")]
-    python(workflow, *args)
+    python_in(workflow, *args)
     result = json.loads((tmp_path / "out" / "yesno_A.json").read_text())
     records = [json.loads(line) for line in (tmp_path / "out" / "yesno_A.records.jsonl").read_text().splitlines()]
     assert result["n"] == len(records) == 4 and sorted(result["item_ids"]) == ["y1", "y2", "y3", "y4"]
@@ -73,6 +62,6 @@ def test_eval_model_scores_it_and_checks_its_items(workflow, tmp_path):
     assert result["tokens_counted"].startswith("scored tokens")
 
     items.write_text(ITEMS.replace('"answer": "no"}', '"answer": "maybe"}', 1))
-    refused = python(workflow, *args, check=False)
+    refused = python_in(workflow, *args, check=False)
     assert refused.returncode != 0
     assert f"{items}:2: item 'y2' field 'answer' must be yes or no, got 'maybe'" in refused.stderr

@@ -2,17 +2,13 @@
 METHODS is a method the config accepts and soup.py streams, and an unknown one is refused by name."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-
 from test_soup import build, companions, stage1, tensors  # noqa: F401 (fixtures)
-from workflow_helpers import REPO, copy_workflow
+from workflow_helpers import REPO, copy_workflow, python_in
 
 DOC = (REPO / "docs" / "add-a-soup-method.md").read_text()
 METHOD = re.findall(r"```python\n(.*?)```", DOC, re.S)[0]
@@ -26,12 +22,6 @@ def workflow(tmp_path_factory) -> Path:
     methods.write_text(methods.read_text() + "\n\n" + METHOD)
     return root
 
-
-def python(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(root / "workflow" / "scripts")}
-    proc = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    assert not check or proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
 
 
 CHECK_CONFIG = """
@@ -49,8 +39,8 @@ except ConfigError as err:
 
 
 def test_the_config_accepts_the_registered_method_and_names_the_known_ones_otherwise(workflow):
-    assert python(workflow, "-c", CHECK_CONFIG, RUN).stdout.strip() == "median"
-    refused = python(workflow, "-c", CHECK_CONFIG, RUN.replace("method: median", "method: mode")).stdout
+    assert python_in(workflow, "-c", CHECK_CONFIG, RUN).stdout.strip() == "median"
+    refused = python_in(workflow, "-c", CHECK_CONFIG, RUN.replace("method: median", "method: mode")).stdout
     assert refused.strip() == ("refused: runs.soup24m.method: 'mode' is not a soup method; known "
                                "(lineage/soup/methods.py METHODS): linear, median")
 
@@ -58,7 +48,7 @@ def test_the_config_accepts_the_registered_method_and_names_the_known_ones_other
 def test_soup_py_streams_the_method_over_the_parents(workflow, tmp_path, stage1, companions):  # noqa: F811
     parents = [build(tmp_path / f"p{seed}", seed=seed, companions=companions, parent=stage1) for seed in (1, 2, 3)]
     out = tmp_path / "soup"
-    python(workflow, "workflow/scripts/soup.py", "--run", "soup_median", "--method", "median", "--out", str(out),
+    python_in(workflow, "workflow/scripts/soup.py", "--run", "soup_median", "--method", "median", "--out", str(out),
            "--no-progress", *[arg for p in parents for arg in ("--parent", f"{p.name}={p}")])
     got, inputs = tensors(out), [tensors(p) for p in parents]
     for name, tensor in got.items():

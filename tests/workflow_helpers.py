@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import struct
@@ -26,6 +27,14 @@ def copy_workflow(target: Path) -> Path:
         else:
             shutil.copy2(source, target / name)
     return target
+
+
+def python_in(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """This interpreter on a copy's scripts (its lineage package, not the repository's), in the copy."""
+    env = {**os.environ, "PYTHONPATH": str(root / "workflow" / "scripts")}
+    proc = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert not check or proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
 
 
 def snakemake(*args: str, cwd: Path = REPO, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess:

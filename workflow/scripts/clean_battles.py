@@ -14,23 +14,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import script_parser
+from lineage.cli import stage_main
 from lineage.data.citations import clean_battles
 from lineage.errors import run_cli
 from lineage.io import load_jsonl, write_json, write_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="inp", required=True, help="validated battles (JSONL)")
     parser.add_argument("--out", required=True, help="battles with cleaned answers (JSONL)")
     parser.add_argument("--stats", required=True, help="removal counts per marker style (JSON)")
     parser.add_argument("--quarantine", default=None, help="battles whose needed answer was only citations (JSONL)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     rows = load_jsonl(args.inp)
     cleaned, stats, quarantine = clean_battles(rows, file=args.inp)
     write_jsonl(args.out, cleaned)
@@ -38,13 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.quarantine:
         write_jsonl(args.quarantine, quarantine)
     markers = ", ".join(f"{style} {n}" for style, n in stats["markers"].items() if n)
-    print(
+    return (
         f"clean_battles: {stats['answers_changed']} of {stats['answers']} answers changed in {stats['battles']} "
         f"battles; {stats['sections_dropped']} sources sections dropped ({markers or 'no markers'}); "
         f"{len(quarantine)} battles quarantined (a needed answer was only citations)"
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
     sys.exit(run_cli(main, input_errors=(OSError,)))

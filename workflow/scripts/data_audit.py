@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import bool_arg, script_parser
+from lineage.cli import bool_arg, stage_main
 from lineage.data.audit import build_audit, load_card_counts
 from lineage.data.audit_report import render_html, render_markdown
 from lineage.errors import run_cli
@@ -40,8 +40,7 @@ INPUTS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     for name, text in INPUTS.items():
         parser.add_argument("--" + name.replace("_", "-"), dest=name, required=True, help=text)
     parser.add_argument("--quarantine", action="append", default=[], help="a stage's quarantine JSONL (repeatable)")
@@ -51,11 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-json", required=True, help="the audit as JSON")
     parser.add_argument("--out-md", required=True, help="the audit as Markdown")
     parser.add_argument("--out-html", required=True, help="the audit as a self-contained HTML page")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     paths = {name: getattr(args, name) for name in INPUTS}
     paths["quarantine"] = args.quarantine
     paths["set_aside"] = args.set_aside
@@ -66,14 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     write_text(args.out_html, render_html(audit))
     mismatched = [c["key"] for c in audit["counts"] if c["match"] == "NO"]
     failed = [c["check"] for c in audit["checks"] if not c["ok"]]
-    print(
+    return (
         f"data_audit: {sum(c['match'] == 'yes' for c in audit['counts'])} counts match the card"
         + (f", {len(mismatched)} differ ({', '.join(mismatched)})" if mismatched else "")
         + f"; holdout leakage: {audit['leakage']['status']}; {len(audit['quarantine'])} quarantined rows"
         + (f"; FAILED checks: {'; '.join(failed)}" if failed else "")
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
     sys.exit(run_cli(main, input_errors=(OSError, KeyError, ValueError)))

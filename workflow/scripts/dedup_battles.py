@@ -14,36 +14,35 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import script_parser
+from lineage.cli import stage_main
 from lineage.data.dedup import dedup_preferred
-from lineage.errors import report, run_cli
+from lineage.errors import run_cli
 from lineage.io import DataError, read_jsonl, write_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="inp", required=True, help="cleaned battles (JSONL)")
     parser.add_argument("--out", required=True, help="one preferred answer per prompt (JSONL)")
     parser.add_argument("--quarantine", required=True, help="superseded battles (JSONL)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     try:
         preferred, superseded = dedup_preferred(list(read_jsonl(args.inp)), file=args.inp)
-    except (DataError, OSError, KeyError) as err:
-        return report("dedup_battles", err, note=f" ({args.inp}; run read_battles.py first: it validates every field)")
+    except KeyError as err:
+        raise DataError(f"{args.inp}: a row has no field {err}; run read_battles.py first: it validates every "
+                        "field") from None
     write_jsonl(args.out, preferred)
     write_jsonl(args.quarantine, superseded)
     own = sum(row["preferred_side"] == "own" for row in preferred)
     with_loser = sum(row["rejected"] is not None for row in preferred)
-    print(
+    return (
         f"dedup_battles: {len(preferred)} preferred answers ({own} own, {len(preferred) - own} other), "
         f"{len(superseded)} superseded, {with_loser} with a rejected answer"
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lineage.workflow.digests import companion_of, write_companion
 from lineage.errors import run_cli
+from lineage.workflow.digests import companion_of, write_companion
 
 
 def main(argv: list[str] | None = None) -> int:

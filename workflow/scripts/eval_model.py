@@ -24,16 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-
 from lineage.checkpoint import load_model, read_lineage
+from lineage.errors import run_cli
+from lineage.evaluation.benchmarks import BENCHMARKS
+from lineage.evaluation.generation import CACHES
 from lineage.evaluation.items import load_items, select_items
 from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
-from lineage.evaluation.benchmarks import BENCHMARKS
-from lineage.evaluation.generation import CACHES
 from lineage.evaluation.tasks import RunOptions
 from lineage.io import write_json, write_jsonl
-from lineage.errors import run_cli
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": None}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.table import (  # noqa: E402
     build,
     load_results_and_records,
@@ -33,7 +34,6 @@ from lineage.evaluation.table import (  # noqa: E402
     to_tsv,
 )
 from lineage.io import atomic_path, write_text  # noqa: E402
-from lineage.errors import run_cli  # noqa: E402
 
 DEFAULT_CARD = Path(__file__).resolve().parents[2] / "resources" / "card_eval_table.tsv"
 

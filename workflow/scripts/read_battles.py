@@ -16,15 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import fraction, script_parser
+from lineage.cli import fraction, stage_main
 from lineage.data.export import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
 from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.io import write_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", required=True, help="the battle export (JSONL)")
     parser.add_argument("--format", choices=FORMATS, default="native", help="native rows or Chatbot Arena rows")
     parser.add_argument("--our-model", default=None, help="our model's name (required for --format arena)")
@@ -42,11 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-answer-chars", type=int, default=MAX_ANSWER_CHARS,
                         help="quarantine a battle with a longer answer (characters)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
     result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens,
                          max_answer_chars=args.max_answer_chars)
@@ -56,12 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.set_aside:
         write_jsonl(args.set_aside, result.set_aside)
     votes = ", ".join(f"{vote} {n}" for vote, n in result.vote_counts().items())
-    print(
+    return (
         f"read_battles: {result.n_read} rows read from {args.export}: {len(result.kept)} kept ({votes}), "
         f"{len(result.quarantine)} quarantined, {len(result.set_aside)} set aside (not about our model)"
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
     sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import AutoTokenizer
-
 from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoint import load_model, read_lineage
 from lineage.errors import run_cli
@@ -40,6 +38,7 @@ from lineage.io import DataError, write_jsonl
 from lineage.training import dist as tdist
 from lineage.training.data import load_rows
 from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
+from transformers import AutoTokenizer
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import positive_int, script_parser
+from lineage.cli import positive_int, stage_main
 from lineage.data.general_mix import TokenCounter, load_source, sample_rows
 from lineage.errors import run_cli
 from lineage.io import write_json, write_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", action="append", required=True, help="local JSONL path or hub id (repeatable)")
     parser.add_argument("--rows", type=positive_int, required=True, help="rows to sample")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling order")
@@ -32,11 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, help="sampled chat rows (JSONL)")
     parser.add_argument("--stats", required=True, help="sampling stats (JSON)")
     parser.add_argument("--quarantine", default=None, help="source lines and rows that could not be used (JSONL)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     sources = [load_source(spec) for spec in args.source]
     counter = TokenCounter(args.tokenizer)
     rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
@@ -46,13 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.quarantine:
         write_jsonl(args.quarantine, quarantine)
     write_json(args.stats, stats)
-    print(
+    return (
         f"sample_general_mix: {len(rows)} rows sampled (seed {args.seed}) from {stats['rows_total']} in "
         f"{len(sources)} source(s); {stats['rows_too_long']} of {stats['rows_examined']} examined were over "
         f"{args.max_tokens} tokens; {len(quarantine)} unusable line(s) or row(s) quarantined"
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
     sys.exit(run_cli(main, input_errors=(OSError,)))

@@ -18,11 +18,11 @@ import re
 import sys
 from pathlib import Path
 
+from lineage.errors import exit_code, run_cli
 from lineage.shards import CheckpointError
 from lineage.soup.checks import SoupError
 from lineage.soup.methods import DEFAULT, METHODS
 from lineage.soup.stream import VERIFY_MODES, make_soup
-from lineage.errors import exit_code, run_cli
 
 UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 

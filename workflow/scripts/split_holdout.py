@@ -13,33 +13,31 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lineage.cli import positive_int, script_parser
+from lineage.cli import positive_int, stage_main
 from lineage.data.preferences import split_holdout
 from lineage.errors import run_cli
 from lineage.io import load_jsonl, write_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = script_parser(__doc__)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="inp", required=True, help="preferred answers (JSONL)")
     parser.add_argument("--modulus", type=positive_int, default=5, help="holdout = prompt_id %% modulus == 0")
     parser.add_argument("--out-train", required=True, help="training prompts (JSONL)")
     parser.add_argument("--out-holdout", required=True, help="holdout prompts (JSONL)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> str:
     rows = load_jsonl(args.inp)
     train, holdout = split_holdout(rows, args.modulus)
     write_jsonl(args.out_train, train)
     write_jsonl(args.out_holdout, holdout)
-    print(
+    return (
         f"split_holdout: {len(rows)} prompts -> {len(train)} train, {len(holdout)} holdout "
         f"(prompt_id % {args.modulus} == 0)"
     )
-    return 0
 
+
+main = stage_main(__doc__, arguments, run)
 
 if __name__ == "__main__":
     sys.exit(run_cli(main, input_errors=(OSError,)))

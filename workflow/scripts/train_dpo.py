@@ -29,13 +29,11 @@ import sys
 import time
 from pathlib import Path
 
-
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
 from lineage.training import dist as tdist
-from lineage.training import head_loss, packed_attention
-from lineage.training import job
+from lineage.training import head_loss, job, packed_attention
 from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
 from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, sample_order
 from lineage.training.loop import StepData, train

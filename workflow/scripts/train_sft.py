@@ -26,13 +26,12 @@ from __future__ import annotations
 import sys
 import time
 
-
 from lineage.chat import tokenize_rows
+from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
 from lineage.training import dist as tdist
-from lineage.training import head_loss, packed_attention
-from lineage.training import job
+from lineage.training import head_loss, job, packed_attention
 from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
 from lineage.training.data import (
     BatchPlan,
@@ -47,7 +46,6 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import trained_token_count
 from lineage.training.packing import backbone_inputs
 from lineage.training.recipe import SftRecipe
-from lineage.errors import run_cli
 
 
 def parse_args(argv=None) -> tuple[JobOptions, SftRecipe]:

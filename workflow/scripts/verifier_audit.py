@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lineage.io import write_json, write_text  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
+from lineage.io import write_json, write_text  # noqa: E402
 
 TYPE_NAMES = {"math": "math (GSM8K-style, final number)", "if": "instructions (IFEval checkers, strict)"}
 

@@ -22,13 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-
 from lineage.checkpoint import load_model  # noqa: E402
+from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
-from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
-from lineage.errors import run_cli  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 

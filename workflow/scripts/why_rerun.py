@@ -26,9 +26,9 @@ import re
 import sys
 from pathlib import Path
 
-from lineage.workflow.codedeps import syntax_digest
 from lineage.errors import run_cli
 from lineage.io import sha256_file
+from lineage.workflow.codedeps import syntax_digest
 
 CODE_PARAM = re.compile(r"^(?:\S+\.py:[0-9a-f]{16})(?: \S+\.py:[0-9a-f]{16})*$")
 SCRIPTS = Path("workflow/scripts")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 _TRUE = {"true", "yes", "1", "on"}
@@ -13,6 +14,19 @@ _FALSE = {"false", "no", "0", "off"}
 def script_parser(doc: str) -> argparse.ArgumentParser:
     """A script's parser, described by the first paragraph of its docstring (what --help opens with)."""
     return argparse.ArgumentParser(description=doc.split("\n\n")[0])
+
+
+def stage_main(doc: str, arguments: Callable[[argparse.ArgumentParser], None],
+               run: Callable[[argparse.Namespace], str]) -> Callable[[list[str] | None], int]:
+    """A data stage's `main(argv)`: parse the flags `arguments` adds, `run`, print the one line it returns."""
+
+    def main(argv: list[str] | None = None) -> int:
+        parser = script_parser(doc)
+        arguments(parser)
+        print(run(parser.parse_args(argv)))
+        return 0
+
+    return main
 
 
 def bool_arg(value: str) -> bool:
