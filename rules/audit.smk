@@ -15,6 +15,12 @@ REPORT_PARTS = [
 ]
 
 
+rule report_parts:
+    """What the HTML report shows (the target of the nested --report call)."""
+    input:
+        REPORT_PARTS,
+
+
 rule resolved_config:
     """The config this invocation runs with, for the nested Snakemake calls below."""
     output:

@@ -22,7 +22,6 @@ min_version("9.19")
 SCRIPTS = os.path.relpath(Path(workflow.basedir) / "workflow" / "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from lineage.data.export import MAX_ANSWER_CHARS  # noqa: E402
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
 from lineage.workflow.cluster import launch_command  # noqa: E402
 from lineage.workflow.codedeps import code_digest  # noqa: E402
@@ -35,7 +34,8 @@ from lineage.workflow.digests import (  # noqa: E402
     record_external,
 )
 from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
-from lineage.workflow.runs import ConfigError, build_lineage, flags  # noqa: E402
+from lineage.workflow.checks import ConfigError, flags  # noqa: E402
+from lineage.workflow.runs import build_lineage  # noqa: E402
 from lineage.data.screen import control_tokens  # noqa: E402
 
 

@@ -1,8 +1,6 @@
 """Data stages: battle export -> validated -> citation-stripped -> deduplicated -> holdout split
 -> winner rows and preference pairs; general-mix sampling; and the data audit."""
 
-EXPORT = L.settings["export"]
-MIX = L.settings["general_mix"]
 # No battle may hold the chat template's control tokens: the bundle's, and the special tokens of a given
 # Stage-1 checkpoint's tokenizer (lineage/data/screen.py). The tokens themselves are the param: a Stage-1
 # copy whose tokenizer declares the same ones reruns nothing here.
@@ -14,7 +12,7 @@ CONTROL_TOKENS = control_tokens(
 
 rule read_battles:
     input:
-        **by_content(export=EXPORT["path"]),
+        **by_content(export=L.export.path),
     output:
         **with_sha256(
             battles=f"{P.data}/battles.jsonl",
@@ -29,10 +27,10 @@ rule read_battles:
         **resources_of("data"),
     params:
         code=code("read_battles.py"),
-        format=EXPORT["format"],
-        our_model=EXPORT.get("our_model", ""),
-        max_fraction=EXPORT.get("max_quarantine_fraction", 0.05),
-        max_answer_chars=EXPORT.get("max_answer_chars", MAX_ANSWER_CHARS),
+        format=L.export.format,
+        our_model=L.export.our_model,
+        max_fraction=L.export.max_quarantine_fraction,
+        max_answer_chars=L.export.max_answer_chars,
         control_tokens=flags("control-token", CONTROL_TOKENS),
     shell:
         "python workflow/scripts/read_battles.py --export {input.export:q} --format {params.format}"
@@ -100,7 +98,7 @@ rule split_holdout:
         **resources_of("data"),
     params:
         code=code("split_holdout.py"),
-        modulus=L.recipe["holdout_modulus"],
+        modulus=L.shared.holdout_modulus,
     shell:
         "python workflow/scripts/split_holdout.py --in {input.preferred} --modulus {params.modulus}"
         " --out-train {output.train} --out-holdout {output.holdout} > {log} 2>&1"
@@ -128,7 +126,7 @@ rule winner_rows:
             if L.datasets[wc.dataset].ties
             else ""
         ),
-        holdout_in_training=str(L.recipe["holdout_in_training"]).lower(),
+        holdout_in_training=str(L.shared.holdout_in_training).lower(),
     shell:
         "python workflow/scripts/winner_rows.py --train {input.train} --holdout {input.holdout}"
         " --repeat {params.repeat} --holdout-in-training {params.holdout_in_training}"
@@ -155,7 +153,7 @@ rule battle_pairs:
         **resources_of("data"),
     params:
         code=code("battle_pairs.py"),
-        holdout_in_training=str(L.recipe["holdout_in_training"]).lower(),
+        holdout_in_training=str(L.shared.holdout_in_training).lower(),
     shell:
         "python workflow/scripts/battle_pairs.py --preferred {input.preferred} --holdout {input.holdout}"
         " --holdout-in-training {params.holdout_in_training}"
@@ -166,7 +164,7 @@ rule battle_pairs:
 rule general_mix:
     input:
         **by_content(
-            sources=[s for s in MIX["sources"] if Path(s).suffix == ".jsonl"],
+            sources=[s for s in L.general_mix.sources if Path(s).suffix == ".jsonl"],
             tokenizer=L.stage1_tokenizer,
         ),
     output:
@@ -183,10 +181,10 @@ rule general_mix:
         **resources_of("data"),
     params:
         code=code("sample_general_mix.py"),
-        sources=flags("source", MIX["sources"]),
-        rows=MIX["rows"],
-        max_tokens=MIX["max_tokens"],
-        seed=L.recipe["seed"],
+        sources=flags("source", L.general_mix.sources),
+        rows=L.general_mix.rows,
+        max_tokens=L.general_mix.max_tokens,
+        seed=L.shared.seed,
     shell:
         "python workflow/scripts/sample_general_mix.py {params.sources} --rows {params.rows}"
         " --seed {params.seed} --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
@@ -197,7 +195,7 @@ rule general_mix:
 rule data_audit:
     input:
         **by_content(
-            export=EXPORT["path"],
+            export=L.export.path,
             battles=rules.read_battles.output.battles,
             preferred=rules.dedup_battles.output.preferred,
             holdout=rules.split_holdout.output.holdout,
@@ -224,7 +222,7 @@ rule data_audit:
         "../envs/data.yaml"
     params:
         code=code("data_audit.py"),
-        holdout_in_training=str(L.recipe["holdout_in_training"]).lower(),
+        holdout_in_training=str(L.shared.holdout_in_training).lower(),
     shell:
         "python workflow/scripts/data_audit.py --raw-export {input.export:q} --battles {input.battles}"
         " --clean-stats {input.clean_stats} --preferred {input.preferred} --holdout {input.holdout}"

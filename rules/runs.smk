@@ -32,10 +32,10 @@ for _name in L.runs_of("base"):
         params:
             code=code("init_model.py"),
             run=_name,
-            family=BASE["family"],
-            size=BASE["model_size"],
-            dtype=BASE["dtype"],
-            seed=L.recipe["seed"],
+            family=L.base.family,
+            size=L.base.model_size,
+            dtype=L.base.dtype,
+            seed=L.shared.seed,
         shell:
             "python workflow/scripts/init_model.py --family {params.family} --size {params.size}"
             " --dtype {params.dtype} --tokenizer {input.tokenizer} --seed {params.seed} --run {params.run}"
@@ -173,7 +173,7 @@ for _name in L.runs_of("soup"):
             ),
             method=_run.recipe.method,
             weights=",".join(repr(w) for w in _run.recipe.weights),
-            verify=untracked(L.recipe["soup_verify"]),
+            verify=untracked(L.shared.soup_verify),
         shell:
             "python workflow/scripts/soup.py --run {params.run} {params.parents} --method {params.method}"
             " --weights {params.weights} --verify {params.verify} --out {output.model} > {log} 2>&1"

@@ -5,8 +5,6 @@ every other run. Each verifier round samples answers from the previous round's m
 training-split prompts, keeps the pairs a checker can tell apart, and reports its acceptance
 rates."""
 
-BASE = L.settings["base"]
-VERIFIER = L.settings["verifier"]
 BUNDLE = [str(p) for p in sorted(Path("resources/bundle").iterdir())]
 # No verifier prompt may repeat an item of the configured benchmark files.
 VERIFIER_EVAL_ITEMS = list(dict.fromkeys(p.items for p in L.eval.parts if p.sizes))
@@ -15,7 +13,7 @@ VERIFIER_EVAL_ITEMS = list(dict.fromkeys(p.items for p in L.eval.parts if p.size
 rule build_tokenizer:
     input:
         # the export as validated, not as read
-        **by_content(corpus=[rules.read_battles.output.battles, *MIX["sources"]]),
+        **by_content(corpus=[rules.read_battles.output.battles, *L.general_mix.sources]),
         bundle=BUNDLE,
     output:
         **with_sha256(tokenizer=directory(f"{P.out}/stage1/tokenizer")),
@@ -27,9 +25,11 @@ rule build_tokenizer:
         **resources_of("data"),
     params:
         code=code("build_tokenizer.py"),
-        corpus=flags("corpus", [rules.read_battles.output.battles, *MIX["sources"]]),
-        vocab=BASE.get("tokenizer_vocab"),
-        min_frequency=BASE.get("tokenizer_min_frequency"),
+        corpus=flags(
+            "corpus", [rules.read_battles.output.battles, *L.general_mix.sources]
+        ),
+        vocab=L.base.tokenizer_vocab,
+        min_frequency=L.base.tokenizer_min_frequency,
     shell:
         "python workflow/scripts/build_tokenizer.py {params.corpus} --vocab-size {params.vocab}"
         " --min-frequency {params.min_frequency} --bundle resources/bundle --out {output.tokenizer} > {log} 2>&1"
@@ -40,7 +40,7 @@ rule verifier_pairs:
     """One verifier round's DPO pairs, sampled from the previous round's model."""
     input:
         unpack(lambda wc: by_content(model=L.model_dir(L.datasets[wc.dataset].sampler))),
-        **by_content(prompts=VERIFIER["prompts"], eval_items=VERIFIER_EVAL_ITEMS),
+        **by_content(prompts=L.verifier.prompts, eval_items=VERIFIER_EVAL_ITEMS),
     output:
         **with_sha256(pairs=f"{P.data}/sets/{{dataset}}.jsonl"),
         stats=f"{P.data}/verifier/{{dataset}}.json",
@@ -58,15 +58,15 @@ rule verifier_pairs:
         code=code("verifier_pairs.py"),
         round=lambda wc: L.datasets[wc.dataset].trains,
         eval_items=flags("eval-items", VERIFIER_EVAL_ITEMS),
-        samples=VERIFIER["samples"],
-        temperature=VERIFIER["temperature"],
-        top_p=VERIFIER["top_p"],
-        max_new_tokens=VERIFIER["max_new_tokens"],
-        max_pairs=VERIFIER["max_pairs_per_prompt"],
-        batch_size=VERIFIER["batch_size"],
+        samples=L.verifier.samples,
+        temperature=L.verifier.temperature,
+        top_p=L.verifier.top_p,
+        max_new_tokens=L.verifier.max_new_tokens,
+        max_pairs=L.verifier.max_pairs_per_prompt,
+        batch_size=L.verifier.batch_size,
         device=L.eval.device,
         dtype=L.eval.dtype,
-        seed=L.recipe["seed"],
+        seed=L.shared.seed,
     shell:
         "python workflow/scripts/verifier_pairs.py --model {input.model:q} --round {params.round}"
         " --prompts {input.prompts:q} {params.eval_items} --samples {params.samples}"

@@ -29,12 +29,6 @@ rule audit:
         L.table_files("eval_table"),
 
 
-rule report_parts:
-    """What the HTML report shows (the target of the nested --report call)."""
-    input:
-        REPORT_PARTS,
-
-
 for _name in L.in_lineage:
 
     rule:

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lineage.checkpoint import LINEAGE_NAME, read_lineage, unchanged_files
-from lineage.shards import CheckpointError
 from lineage.io import sha256_file, write_text
+from lineage.shards import CheckpointError
 
 SUFFIX = ".sha256"
 DAMAGED = ".damaged"
