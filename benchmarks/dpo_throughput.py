@@ -34,9 +34,10 @@ import time
 from pathlib import Path
 
 import torch
+import train_dpo
+from sft_throughput import random_model, random_sharded_model, summary
 from transformers import AutoTokenizer
 
-import train_dpo
 from lineage.chat import IGNORE_INDEX, load_bundle
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
@@ -50,7 +51,6 @@ from lineage.training.losses import dpo_sigmoid
 from lineage.training.optim import build_optimizer
 from lineage.training.packing import boundary_inputs, missing_mamba_kernels
 from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
-from sft_throughput import random_model, random_sharded_model, summary
 
 PEAK_FLOPS = 989e12  # dense bf16, H100/H200
 
@@ -62,15 +62,28 @@ def parse_args(argv=None):
     parser.add_argument("--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py")
     parser.add_argument("--init-seed", type=int, default=1234, help="seed of the random weights")
     parser.add_argument("--vocab-size", type=int, default=None, help="embedding and head rows (a real vocabulary)")
-    parser.add_argument("--reference", choices=("file", "live"), default="file",
-                        help="file: scored beforehand (the trainer); live: a frozen copy at every step (before)")
+    parser.add_argument(
+        "--reference",
+        choices=("file", "live"),
+        default="file",
+        help="file: scored beforehand (the trainer); live: a frozen copy at every step (before)",
+    )
     parser.add_argument("--reference-pack-tokens", type=int, default=32768, help="the reference pass's packs")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
     own, rest = parser.parse_known_args(argv)
     own.scratch = Path(tempfile.mkdtemp(prefix="dpo-bench-"))
     rest = [a for a in rest if a != "--"]
-    args, recipe = train_dpo.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused",
-                                         "--reference-logprobs", str(own.scratch / "reference.jsonl"), *rest])
+    args, recipe = train_dpo.parse_args(
+        [
+            "--init",
+            str(own.tokenizer),
+            "--out",
+            "/nonexistent/unused",
+            "--reference-logprobs",
+            str(own.scratch / "reference.jsonl"),
+            *rest,
+        ]
+    )
     return own, args, recipe
 
 
@@ -91,28 +104,48 @@ def reference_pass(own, args, recipe, env, config, tokenizer, bundle) -> str:
         torch.cuda.synchronize()
     started = time.perf_counter()
     if unpackable_reason(model) is None:
-        scores = packed_loglikelihood(model, requests, pack_tokens=own.reference_pack_tokens,
-                                      pad_id=tokenizer.pad_token_id, max_length=recipe.max_length)
+        scores = packed_loglikelihood(
+            model,
+            requests,
+            pack_tokens=own.reference_pack_tokens,
+            pad_id=tokenizer.pad_token_id,
+            max_length=recipe.max_length,
+        )
         method = f"packed, {own.reference_pack_tokens} tokens"
     else:
-        scores = loglikelihood(model, requests, batch_size=16, pad_id=tokenizer.pad_token_id,
-                               max_length=recipe.max_length)
+        scores = loglikelihood(
+            model, requests, batch_size=16, pad_id=tokenizer.pad_token_id, max_length=recipe.max_length
+        )
         method = "padded, 16 sequences a batch"
     seconds = time.perf_counter() - started
     params = count_params(model)
     del model
     if env.device.type == "cuda":
         torch.cuda.empty_cache()
-    lines = [{"key": p.key, "row": p.row, "chosen": scores[2 * k].logprob, "rejected": scores[2 * k + 1].logprob,
-              "lengths": [len(p.chosen.input_ids), len(p.rejected.input_ids)]} for k, p in enumerate(distinct)]
-    header = reference_header(random_parent(own), "random", records, {
-        "max_length": recipe.max_length, "truncation": recipe.truncation, "dtype": "bfloat16", "method": method})
+    lines = [
+        {
+            "key": p.key,
+            "row": p.row,
+            "chosen": scores[2 * k].logprob,
+            "rejected": scores[2 * k + 1].logprob,
+            "lengths": [len(p.chosen.input_ids), len(p.rejected.input_ids)],
+        }
+        for k, p in enumerate(distinct)
+    ]
+    header = reference_header(
+        random_parent(own),
+        "random",
+        records,
+        {"max_length": recipe.max_length, "truncation": recipe.truncation, "dtype": "bfloat16", "method": method},
+    )
     write_jsonl(args.extras["reference_logprobs"], [header, *lines])
     sides = [len(c) + len(k) for c, k in requests]
     scored = sum(len(k) for _, k in requests)
     flops = params.step_flops(sum(sides), scored, causal_pairs(sides)) / 3  # a forward pass
-    return (f"reference pass: {len(distinct)} distinct pairs, {sum(sides):,} tokens, {method}: {seconds:.2f} s, "
-            f"{sum(sides) / seconds:,.0f} tokens/s, MFU {100 * flops / seconds / PEAK_FLOPS:.1f}%")
+    return (
+        f"reference pass: {len(distinct)} distinct pairs, {sum(sides):,} tokens, {method}: {seconds:.2f} s, "
+        f"{sum(sides) / seconds:,.0f} tokens/s, MFU {100 * flops / seconds / PEAK_FLOPS:.1f}%"
+    )
 
 
 def live_reference_data(args, recipe, env, plan, tokenizer, bundle):
@@ -125,11 +158,17 @@ def live_reference_data(args, recipe, env, plan, tokenizer, bundle):
 
     def step_data(step: int) -> StepData:
         groups = rank_rows(order, step, plan, env.rank)
-        micro = [collate([pairs[i].chosen for i in ids] + [pairs[i].rejected for i in ids], tokenizer.pad_token_id)
-                 for ids in groups]
+        micro = [
+            collate([pairs[i].chosen for i in ids] + [pairs[i].rejected for i in ids], tokenizer.pad_token_id)
+            for ids in groups
+        ]
         lengths = [len(side.input_ids) for ids in groups for i in ids for side in (pairs[i].chosen, pairs[i].rejected)]
-        return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=sum(lengths),
-                        attention_pairs=causal_pairs(lengths))
+        return StepData(
+            micro_batches=micro,
+            normalizer=sum(len(ids) for ids in groups),
+            tokens=sum(lengths),
+            attention_pairs=causal_pairs(lengths),
+        )
 
     return step_data
 
@@ -146,16 +185,23 @@ def full_vocabulary_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> torc
 
 def live_reference_loss(recipe, reference):
     def loss_fn(model, micro):
-        chosen, rejected = full_vocabulary_logprobs(model(input_ids=micro["input_ids"]).logits,
-                                                    micro["labels"]).chunk(2)
+        chosen, rejected = full_vocabulary_logprobs(model(input_ids=micro["input_ids"]).logits, micro["labels"]).chunk(
+            2
+        )
         with torch.no_grad():
-            ref_chosen, ref_rejected = full_vocabulary_logprobs(reference(input_ids=micro["input_ids"]).logits,
-                                                                micro["labels"]).chunk(2)
+            ref_chosen, ref_rejected = full_vocabulary_logprobs(
+                reference(input_ids=micro["input_ids"]).logits, micro["labels"]
+            ).chunk(2)
         loss, reward_chosen, reward_rejected = dpo_sigmoid(chosen, rejected, ref_chosen, ref_rejected, recipe.beta)
         margin = reward_chosen - reward_rejected
-        return loss.sum(), {"reward_chosen": reward_chosen.sum(), "reward_rejected": reward_rejected.sum(),
-                            "margin": margin.sum(), "accuracy": (margin > 0).float().sum(),
-                            "ref_logp_chosen": ref_chosen.sum(), "ref_logp_rejected": ref_rejected.sum()}
+        return loss.sum(), {
+            "reward_chosen": reward_chosen.sum(),
+            "reward_rejected": reward_rejected.sum(),
+            "margin": margin.sum(),
+            "accuracy": (margin > 0).float().sum(),
+            "ref_logp_chosen": ref_chosen.sum(),
+            "ref_logp_rejected": ref_rejected.sum(),
+        }
 
     return loss_fn
 
@@ -170,8 +216,7 @@ def main(own, args, recipe) -> int:
         config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
         if own.reference == "file":
             tdist.print0(reference_pass(own, args, recipe, env, config, tokenizer, bundle))
-            step_data, _, _, _ = train_dpo.prepare_data(args, recipe, env, plan, tokenizer, bundle,
-                                                        random_parent(own))
+            step_data, _, _, _ = train_dpo.prepare_data(args, recipe, env, plan, tokenizer, bundle, random_parent(own))
             boundaries = boundary_inputs(config.model_type, env.device) if recipe.packing else ()
             model = random_sharded_model(config, env, recipe, own.init_seed, args.accumulate)
             head = train_dpo.attach_head(model, recipe)
@@ -184,19 +229,34 @@ def main(own, args, recipe) -> int:
             reference.eval()
             head, loss_fn = "full logits, live reference", live_reference_loss(recipe, reference)
         params = count_params(model)
-        tdist.print0(f"model: {own.family}/{own.size}, {params.total:,} parameters ({params.active:,} active), "
-                     f"vocabulary {config.vocab_size:,}, random init on {env.device}, world size {env.world_size}, "
-                     f"{recipe.precision}, head {head}, packing {recipe.packing} ({recipe.packed_attention}), "
-                     f"compile {recipe.compile}, accumulate {args.accumulate}, "
-                     f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
-        optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
-                                    eps=recipe.adam_eps)
-        train(args, recipe, env, model, optimizer, step_data=step_data, loss_fn=loss_fn,
-              stat_names=train_dpo.STATS, shown=("margin",), params=params, recipe_hash="benchmark")
+        tdist.print0(
+            f"model: {own.family}/{own.size}, {params.total:,} parameters ({params.active:,} active), "
+            f"vocabulary {config.vocab_size:,}, random init on {env.device}, world size {env.world_size}, "
+            f"{recipe.precision}, head {head}, packing {recipe.packing} ({recipe.packed_attention}), "
+            f"compile {recipe.compile}, accumulate {args.accumulate}, "
+            f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}"
+        )
+        optimizer = build_optimizer(
+            model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
+        )
+        train(
+            args,
+            recipe,
+            env,
+            model,
+            optimizer,
+            step_data=step_data,
+            loss_fn=loss_fn,
+            stat_names=train_dpo.STATS,
+            shown=("margin",),
+            params=params,
+            recipe_hash="benchmark",
+        )
         if env.is_main and args.metrics and Path(args.metrics).is_file():
             rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
-            print(summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size} dpo"),
-                  flush=True)
+            print(
+                summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size} dpo"), flush=True
+            )
     finally:
         tdist.close()
     return 0

@@ -54,10 +54,11 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from eval import DTYPES, add_run_arguments, row, timed, top2_gap  # noqa: E402  (benchmarks/eval.py)
+
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
-from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason  # noqa: E402
+from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood  # noqa: E402
 from lineage.evaluation.tasks import completion_text  # noqa: E402
 from lineage.io import read_jsonl  # noqa: E402
@@ -120,8 +121,16 @@ def conversations(n: int, seed: int) -> list[tuple[list[dict], str]]:
 class Ours:
     """Our evaluation code as the margin and generative runners call it: text in, scores or text out."""
 
-    def __init__(self, model, chat: ChatRenderer, batch_size: int, max_new_tokens: int, cache: str = "dynamic",
-                 bucket: int = 1, pack_tokens: int = 0):
+    def __init__(
+        self,
+        model,
+        chat: ChatRenderer,
+        batch_size: int,
+        max_new_tokens: int,
+        cache: str = "dynamic",
+        bucket: int = 1,
+        pack_tokens: int = 0,
+    ):
         self.model, self.chat, self.batch_size, self.max_new_tokens = model, chat, batch_size, max_new_tokens
         self.cache, self.bucket, self.pack_tokens = cache, bucket, pack_tokens
         self.last_generations = []
@@ -129,8 +138,9 @@ class Ours:
     def loglikelihood(self, pairs):
         requests = [(c, k) for c, k, _ in encode_pairs(self.chat.encode_batch, pairs)]
         if self.pack_tokens:
-            scores = packed_loglikelihood(self.model, requests, pack_tokens=self.pack_tokens,
-                                          pad_id=self.chat.pad_token_id())
+            scores = packed_loglikelihood(
+                self.model, requests, pack_tokens=self.pack_tokens, pad_id=self.chat.pad_token_id()
+            )
         else:
             scores = loglikelihood(self.model, requests, batch_size=self.batch_size, pad_id=self.chat.pad_token_id())
         return [(s.logprob, s.is_greedy) for s in scores]
@@ -240,20 +250,34 @@ def parse_args(argv=None):
     )
     add_run_arguments(parser)
     parser.add_argument("--vocab-size", type=int, help="rows of the random-init model's embedding and head")
-    parser.add_argument("--caches", default="",
-                        help="comma-separated extra generation caches to time: static (transformers compiles the "
-                             "decode step), graph (our static cache, the decode step replayed as a CUDA graph)")
-    parser.add_argument("--static", action="store_const", const="static", dest="caches",
-                        help="same as --caches static")
-    parser.add_argument("--pack-tokens", type=int, default=0,
-                        help="also time our packed log-likelihood (sequences of at most this many tokens, no padding)")
+    parser.add_argument(
+        "--caches",
+        default="",
+        help="comma-separated extra generation caches to time: static (transformers compiles the "
+        "decode step), graph (our static cache, the decode step replayed as a CUDA graph)",
+    )
+    parser.add_argument("--static", action="store_const", const="static", dest="caches", help="same as --caches static")
+    parser.add_argument(
+        "--pack-tokens",
+        type=int,
+        default=0,
+        help="also time our packed log-likelihood (sequences of at most this many tokens, no padding)",
+    )
     parser.add_argument("--bucket", type=int, default=64, help="prompt padding multiple of the static-cache runs")
-    parser.add_argument("--reference-dtype", choices=sorted(DTYPES),
-                        help="also generate with a copy of the model in this dtype (graph cache on a GPU) and count, "
-                             "for every implementation, the texts identical to it (how far bf16 rounding moves each)")
-    parser.add_argument("--profile", nargs="?", const="all", choices=["all", "scoring"],
-                        help="print torch.profiler's top operators of one pass of each of our phases (scoring: "
-                             "the log-likelihood passes only)")
+    parser.add_argument(
+        "--reference-dtype",
+        choices=sorted(DTYPES),
+        help="also generate with a copy of the model in this dtype (graph cache on a GPU) and count, "
+        "for every implementation, the texts identical to it (how far bf16 rounding moves each)",
+    )
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="all",
+        choices=["all", "scoring"],
+        help="print torch.profiler's top operators of one pass of each of our phases (scoring: "
+        "the log-likelihood passes only)",
+    )
     parser.add_argument("--warmup-items", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1, help="time each phase this often and keep the fastest")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -320,8 +344,12 @@ def main(argv=None) -> int:
     if args.reference_dtype:
         ref_model = load_model(directory, dtype=DTYPES[args.reference_dtype], device=args.device).eval()
         ref_cache = "graph" if args.device == "cuda" else "dynamic"
-        reference, seconds = timed(lambda: Ours(ref_model, chat, args.batch_size, args.max_new_tokens,
-                                                cache=ref_cache, bucket=args.bucket).generate(prompts), args.device)
+        reference, seconds = timed(
+            lambda: Ours(
+                ref_model, chat, args.batch_size, args.max_new_tokens, cache=ref_cache, bucket=args.bucket
+            ).generate(prompts),
+            args.device,
+        )
         progress(f"{generating}: reference in {args.reference_dtype} ({ref_cache} cache): {seconds:.2f} s")
         reference_ll = Ours(ref_model, chat, args.batch_size, args.max_new_tokens).loglikelihood(pairs)
         del ref_model
@@ -333,14 +361,18 @@ def main(argv=None) -> int:
             phases["generation"] = lambda: ours.generate(prompts)
             for c in extra:
                 phases[f"generation, {c} cache"] = lambda c=c: Ours(
-                    model, chat, args.batch_size, args.max_new_tokens, cache=c, bucket=args.bucket).generate(prompts)
+                    model, chat, args.batch_size, args.max_new_tokens, cache=c, bucket=args.bucket
+                ).generate(prompts)
         profile(args.device, phases)
 
     def agreement(mine):
         """(max |Δ summed log-prob|, max per scored token, is_greedy agreements) against lm-eval."""
         per_item = [abs(a[0] - b[0]) for a, b in zip(mine, theirs_ll)]
-        return max(per_item), max(d / n for d, n in zip(per_item, cont_lens)), sum(
-            a[1] == b[1] for a, b in zip(mine, theirs_ll))
+        return (
+            max(per_item),
+            max(d / n for d, n in zip(per_item, cont_lens)),
+            sum(a[1] == b[1] for a, b in zip(mine, theirs_ll)),
+        )
 
     max_item, per_token, greedy_agree = agreement(ours_ll)
     gen_tokens = sum(len(g.token_ids) for g in generations)
@@ -368,8 +400,10 @@ def main(argv=None) -> int:
     )
     if args.pack_tokens:
         p_item, p_token, p_greedy = agreement(packed_ll)
-        print(f"packed scores: max |Δ summed log-prob| {p_item:.1e}, per scored token {p_token:.1e} against lm-eval; "
-              f"is_greedy agrees for {p_greedy} of {len(pairs)}")
+        print(
+            f"packed scores: max |Δ summed log-prob| {p_item:.1e}, per scored token {p_token:.1e} against lm-eval; "
+            f"is_greedy agrees for {p_greedy} of {len(pairs)}"
+        )
     print(
         f"generation: text identical for {len(prompts) - len(mismatched)} of {len(prompts)} prompts; "
         f"{gen_tokens} new tokens, {stopped} prompts stopped at end of turn, the rest at {args.max_new_tokens}"
@@ -387,8 +421,11 @@ def main(argv=None) -> int:
     print(row("log-likelihood", f"lm-eval HFLM ({batch})", len(pairs), score_tokens, t_theirs_ll))
     print(row("log-likelihood", f"ours ({batch})", len(pairs), score_tokens, t_ours_ll, t_theirs_ll))
     if args.pack_tokens:
-        print(row("log-likelihood", f"ours, packed {args.pack_tokens}", len(pairs), score_tokens, t_packed_ll,
-                  t_theirs_ll))
+        print(
+            row(
+                "log-likelihood", f"ours, packed {args.pack_tokens}", len(pairs), score_tokens, t_packed_ll, t_theirs_ll
+            )
+        )
     print(row("greedy generation", f"lm-eval HFLM ({batch})", len(prompts), gen_tokens, t_theirs_gen))
     print(row("greedy generation", f"ours ({batch})", len(prompts), gen_tokens, t_ours_gen, t_theirs_gen))
     for cache, passes in extra.items():
@@ -401,21 +438,37 @@ def main(argv=None) -> int:
         print(row("greedy generation", f"{label}, {later}", len(prompts), gen_tokens, best, t_theirs_gen))
     print()
     if reference is not None:
-        sides = {"lm-eval HFLM": theirs_text, "ours": ours_text, **{f"ours, {c} cache": p[-1][0] for c, p in extra.items()}}
-        print(f"against the same model in {args.reference_dtype} ({len(prompts)} prompts): " + "; ".join(
-            f"{name} identical for {sum(a == b for a, b in zip(texts, reference))}" for name, texts in sides.items()))
+        sides = {
+            "lm-eval HFLM": theirs_text,
+            "ours": ours_text,
+            **{f"ours, {c} cache": p[-1][0] for c, p in extra.items()},
+        }
+        print(
+            f"against the same model in {args.reference_dtype} ({len(prompts)} prompts): "
+            + "; ".join(
+                f"{name} identical for {sum(a == b for a, b in zip(texts, reference))}" for name, texts in sides.items()
+            )
+        )
         scorers = {"lm-eval HFLM": theirs_ll, "ours": ours_ll}
         if args.pack_tokens:
             scorers["ours, packed"] = packed_ll
-        print(f"log-likelihood against the same model in {args.reference_dtype}, |Δ| per scored token (mean, max): "
-              + "; ".join(f"{name} {statistics.fmean(d):.1e}, {max(d):.1e}" for name, d in (
-                  (name, [abs(a[0] - b[0]) / n for a, b, n in zip(lls, reference_ll, cont_lens)])
-                  for name, lls in scorers.items())))
+        print(
+            f"log-likelihood against the same model in {args.reference_dtype}, |Δ| per scored token (mean, max): "
+            + "; ".join(
+                f"{name} {statistics.fmean(d):.1e}, {max(d):.1e}"
+                for name, d in (
+                    (name, [abs(a[0] - b[0]) / n for a, b, n in zip(lls, reference_ll, cont_lens)])
+                    for name, lls in scorers.items()
+                )
+            )
+        )
     for cache, passes in extra.items():
         texts = passes[-1][0]
-        print(f"{cache} cache: text identical to our dynamic-cache run for "
-              f"{sum(a == b for a, b in zip(texts, ours_text))} of {len(prompts)} prompts, to lm-eval's for "
-              f"{sum(a == b for a, b in zip(texts, theirs_text))}")
+        print(
+            f"{cache} cache: text identical to our dynamic-cache run for "
+            f"{sum(a == b for a, b in zip(texts, ours_text))} of {len(prompts)} prompts, to lm-eval's for "
+            f"{sum(a == b for a, b in zip(texts, theirs_text))}"
+        )
         if args.dtype == "float32":  # where it leaves lm-eval's text, and whether that is a near-tie
             for i in (i for i, (a, b) in enumerate(zip(texts, theirs_text)) if a != b):
                 step, gap = divergence(model, chat, prompts[i], extra_tokens[cache][i], theirs_text[i])
@@ -444,8 +497,15 @@ def main(argv=None) -> int:
                         "max_abs_diff": max_item,
                         "max_abs_diff_per_token": per_token,
                         "is_greedy_agree": greedy_agree,
-                        **({"packed_s": t_packed_ll, "packed_speedup": t_theirs_ll / t_packed_ll,
-                            "packed_max_abs_diff_per_token": agreement(packed_ll)[1]} if args.pack_tokens else {}),
+                        **(
+                            {
+                                "packed_s": t_packed_ll,
+                                "packed_speedup": t_theirs_ll / t_packed_ll,
+                                "packed_max_abs_diff_per_token": agreement(packed_ll)[1],
+                            }
+                            if args.pack_tokens
+                            else {}
+                        ),
                     },
                     "generation": {
                         "new_tokens": gen_tokens,
@@ -456,8 +516,10 @@ def main(argv=None) -> int:
                         "divergences": {str(i): {"step": s, "top2_gap": g} for i, (s, g) in ties.items()},
                     },
                     "caches": {
-                        cache: {"passes_s": [seconds for _, seconds in passes],
-                                "identical_to_lm_eval": sum(a == b for a, b in zip(passes[-1][0], theirs_text))}
+                        cache: {
+                            "passes_s": [seconds for _, seconds in passes],
+                            "identical_to_lm_eval": sum(a == b for a, b in zip(passes[-1][0], theirs_text)),
+                        }
                         for cache, passes in extra.items()
                     },
                 },

@@ -51,10 +51,14 @@ def main() -> int:
     split = copy.deepcopy(plain)
     split_experts(split, init_device_mesh("cuda", (1,), mesh_dim_names=("ep",))["ep"])
     hidden, experts, top_k = config.hidden_size, config.n_routed_experts, config.num_experts_per_tok
-    print(f"NemotronHExperts {args.size}: {experts} experts of {config.moe_intermediate_size}, top-{top_k}, hidden "
-          f"{hidden}, bf16, grouped_mm; {torch.cuda.get_device_name()}")
-    print("| tokens | E=1 experts ms | dispatched ms (group of 1) | added ms | added % | all-to-all alone ms | "
-          "experts TFLOP/s (E=1) |")
+    print(
+        f"NemotronHExperts {args.size}: {experts} experts of {config.moe_intermediate_size}, top-{top_k}, hidden "
+        f"{hidden}, bf16, grouped_mm; {torch.cuda.get_device_name()}"
+    )
+    print(
+        "| tokens | E=1 experts ms | dispatched ms (group of 1) | added ms | added % | all-to-all alone ms | "
+        "experts TFLOP/s (E=1) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for tokens in (int(t) for t in args.tokens.split(",")):
         x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -75,9 +79,11 @@ def main() -> int:
         out = torch.empty_like(copies)
         alone = timed(lambda: dist.all_to_all_single(out, copies), args.repeats)
         flops = 3 * 2 * 2 * tokens * top_k * hidden * config.moe_intermediate_size  # up + down, fwd + bwd
-        print(f"| {tokens:,} | {base:.2f} | {dispatched:.2f} | {dispatched - base:+.2f} | "
-              f"{100 * (dispatched - base) / base:+.1f}% | {alone:.2f} | {flops / base / 1e9:.0f} |"
-              + (f" (max |difference| {same:.1e})" if same else ""))
+        print(
+            f"| {tokens:,} | {base:.2f} | {dispatched:.2f} | {dispatched - base:+.2f} | "
+            f"{100 * (dispatched - base) / base:+.1f}% | {alone:.2f} | {flops / base / 1e9:.0f} |"
+            + (f" (max |difference| {same:.1e})" if same else "")
+        )
     dist.destroy_process_group()
     return 0
 

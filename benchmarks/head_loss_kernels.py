@@ -19,9 +19,9 @@ import argparse
 import importlib.util
 
 import torch
+from cuda_timing import timed
 
 from lineage.training import head_loss
-from cuda_timing import timed
 
 SHAPES = (("llama-1b", 2048, 128256), ("nemotron-h card", 2688, 131072))  # (name, hidden, vocab)
 
@@ -48,13 +48,17 @@ def relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--positions", type=int, default=20000, help="loss positions (one micro-batch's trained tokens)")
+    parser.add_argument(
+        "--positions", type=int, default=20000, help="loss positions (one micro-batch's trained tokens)"
+    )
     parser.add_argument("--implementations", default="matmuls,compiled,inplace,liger,cce")
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
     bandwidth = copy_bandwidth()
-    print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, copy bandwidth {bandwidth / 1e12:.2f} TB/s; "
-          f"{args.positions:,} loss positions, medians of {args.repeats}")
+    print(
+        f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, copy bandwidth {bandwidth / 1e12:.2f} TB/s; "
+        f"{args.positions:,} loss positions, medians of {args.repeats}"
+    )
     for name, width, vocab in SHAPES:
         torch.manual_seed(0)
         hidden = (torch.randn(args.positions, width, device="cuda") / 8).bfloat16().requires_grad_()
@@ -62,13 +66,15 @@ def main() -> None:
         targets = torch.randint(0, vocab, (args.positions,), device="cuda")
         floor_ms = 3 * 2 * args.positions * vocab / bandwidth * 1e3
         print(f"\n{name}: hidden {width:,}, vocabulary {vocab:,}; the loss's memory floor {floor_ms:.2f} ms")
-        print("| implementation | fwd+bwd ms | loss ms (total - matmuls) | peak above inputs GiB | "
-              "loss rel. diff | grad rel. diff |")
+        print(
+            "| implementation | fwd+bwd ms | loss ms (total - matmuls) | peak above inputs GiB | "
+            "loss rel. diff | grad rel. diff |"
+        )
         print("|---|---|---|---|---|---|")
 
         reference = [t.clone() for t in loss_and_grads("logits", hidden, weight, targets)]
 
-        def matmuls():
+        def matmuls(hidden=hidden, weight=weight):  # bound now: the tensors are deleted after each shape
             logits = hidden.detach() @ weight.detach().T
             (logits @ weight.detach(), logits.T @ hidden.detach())
 
@@ -79,7 +85,7 @@ def main() -> None:
                 print(f"| {implementation} | not installed ({package}) | | | | |")
                 continue
 
-            def step():
+            def step(implementation=implementation, hidden=hidden, weight=weight, targets=targets):
                 loss_and_grads(implementation, hidden, weight, targets)
 
             function = matmuls if implementation == "matmuls" else step

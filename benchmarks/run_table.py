@@ -22,14 +22,18 @@ def median_of(rows: list[dict], key: str) -> float | None:
 
 
 def main(directory: str) -> int:
-    runs = {p.stem: [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-            for p in sorted(Path(directory).glob("*.jsonl"))}
+    runs = {
+        p.stem: [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+        for p in sorted(Path(directory).glob("*.jsonl"))
+    }
     runs = {name: rows for name, rows in runs.items() if rows}
     if not runs:
         sys.exit(f"no run left metrics in {directory}")
     ref_name, ref = next(iter(runs.items()))
-    print(f"\n| run | steps | loss first -> last | max rel. loss diff vs {ref_name} | tokens/s | MFU "
-          "| MFU without attention | peak GiB |")
+    print(
+        f"\n| run | steps | loss first -> last | max rel. loss diff vs {ref_name} | tokens/s | MFU "
+        "| MFU without attention | peak GiB |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     speed = {}
     for name, rows in runs.items():
@@ -39,12 +43,17 @@ def main(directory: str) -> int:
         peak = max((r.get("peak_mem_gib") or 0) for r in rows)
         diffs = [abs(r["loss"] - q["loss"]) / q["loss"] for r, q in zip(rows, ref) if "loss" in r and "loss" in q]
         percent = lambda value: f"{100 * value:.1f}%" if value is not None else "-"  # noqa: E731
-        print(f"| {name} | {len(rows)} | {rows[0].get('loss', float('nan')):.4f} -> "
-              f"{rows[-1].get('loss', float('nan')):.4f} | {100 * max(diffs, default=float('nan')):.3f}% | "
-              f"{speed[name]:,.0f} | {percent(mfu)} | {percent(matmuls)} | {peak:.1f} |")
+        print(
+            f"| {name} | {len(rows)} | {rows[0].get('loss', float('nan')):.4f} -> "
+            f"{rows[-1].get('loss', float('nan')):.4f} | {100 * max(diffs, default=float('nan')):.3f}% | "
+            f"{speed[name]:,.0f} | {percent(mfu)} | {percent(matmuls)} | {peak:.1f} |"
+        )
     base = min(speed, key=speed.get)
-    print("\n" + ", ".join(f"{name} {value / speed[base]:.2f}x" for name, value in speed.items())
-          + f" (vs {base}, the slowest)")
+    print(
+        "\n"
+        + ", ".join(f"{name} {value / speed[base]:.2f}x" for name, value in speed.items())
+        + f" (vs {base}, the slowest)"
+    )
     return 0
 
 

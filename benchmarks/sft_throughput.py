@@ -30,18 +30,18 @@ import sys
 from pathlib import Path
 
 import torch
+import train_sft
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-import train_sft
 from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training import packed_attention
 from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, enable_activation_checkpointing, shard
-from lineage.training.packing import boundary_inputs, missing_mamba_kernels
 from lineage.training.loop import train
 from lineage.training.optim import build_optimizer
+from lineage.training.packing import boundary_inputs, missing_mamba_kernels
 from lineage.training.preemption import Preempted
 
 # Kernel name -> category; the first match wins. NCCL runs on its own stream, overlapping the rest.
@@ -61,12 +61,19 @@ def parse_args(argv=None):
     parser.add_argument("--size", required=True, choices=sorted({s for _, s in SHAPES}))
     parser.add_argument("--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py")
     parser.add_argument("--init-seed", type=int, default=1234, help="seed of the random weights")
-    parser.add_argument("--vocab-size", type=int, default=None,
-                        help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay as they are")
+    parser.add_argument(
+        "--vocab-size",
+        type=int,
+        default=None,
+        help="embedding and head rows (a real vocabulary, e.g. 128256); the data's ids stay as they are",
+    )
     parser.add_argument("--profile-steps", type=int, default=0, help="profile the last N steps (0 = no profile)")
     parser.add_argument("--profile-rows", type=int, default=20, help="ops listed in the profile table")
-    parser.add_argument("--profile-shapes", action="store_true",
-                        help="list ops per input shapes (which tensors the casts and copies move)")
+    parser.add_argument(
+        "--profile-shapes",
+        action="store_true",
+        help="list ops per input shapes (which tensors the casts and copies move)",
+    )
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
     own, rest = parser.parse_known_args(argv)
@@ -150,24 +157,36 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
         for name, us in kernels:
             by_category[category(name)] = by_category.get(category(name), 0.0) + us
         busy = sum(v for k, v in by_category.items() if not k.startswith("communication"))
-        lines += [f"GPU kernels (not NCCL) busy {busy / 1e3 / steps:,.0f} ms per step "
-                  f"({100 * busy / 1e6 / wall_s:.0f}% of wall); NCCL kernels run alongside on their own stream",
-                  "", "| kernel category | ms/step | % of non-NCCL kernel time |", "|---|---|---|"]
+        lines += [
+            f"GPU kernels (not NCCL) busy {busy / 1e3 / steps:,.0f} ms per step "
+            f"({100 * busy / 1e6 / wall_s:.0f}% of wall); NCCL kernels run alongside on their own stream",
+            "",
+            "| kernel category | ms/step | % of non-NCCL kernel time |",
+            "|---|---|---|",
+        ]
         for name, us in sorted(by_category.items(), key=lambda kv: -kv[1]):
             share = "-" if name.startswith("communication") else f"{100 * us / max(busy, 1):.1f}%"
             lines.append(f"| {name} | {us / 1e3 / steps:,.1f} | {share} |")
     if shapes or not on_gpu:  # input shapes (and CPU time) only come with key_averages()' tree
         attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
-        ops = {f"{e.key} {e.input_shapes}" if shapes else e.key: (e.count, getattr(e, attr))
-               for e in prof.key_averages(group_by_input_shape=shapes)
-               if e.device_type == torch.autograd.DeviceType.CPU and getattr(e, attr) > 0
-               and not e.key.startswith("ProfilerStep")}
+        ops = {
+            f"{e.key} {e.input_shapes}" if shapes else e.key: (e.count, getattr(e, attr))
+            for e in prof.key_averages(group_by_input_shape=shapes)
+            if e.device_type == torch.autograd.DeviceType.CPU
+            and getattr(e, attr) > 0
+            and not e.key.startswith("ProfilerStep")
+        }
     total = sum(us for _, us in ops.values()) or 1
-    lines += ["", f"| op ({'self GPU' if on_gpu else 'self CPU'} time) | calls/step | ms/step | % |",
-              "|---|---|---|---|"]
+    lines += [
+        "",
+        f"| op ({'self GPU' if on_gpu else 'self CPU'} time) | calls/step | ms/step | % |",
+        "|---|---|---|---|",
+    ]
     for name, (count, us) in sorted(ops.items(), key=lambda kv: -kv[1][1])[:rows]:  # names cut for the table only
-        lines.append(f"| {name[:150] if shapes else name[:70]} | {count / steps:,.0f} | {us / 1e3 / steps:,.1f} | "
-                     f"{100 * us / total:.1f}% |")
+        lines.append(
+            f"| {name[:150] if shapes else name[:70]} | {count / steps:,.0f} | {us / 1e3 / steps:,.1f} | "
+            f"{100 * us / total:.1f}% |"
+        )
     return "\n".join(lines)
 
 
@@ -182,9 +201,11 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
     mems = [r["peak_mem_gib"] for r in rows if r.get("peak_mem_gib") is not None]
     mem = f"{max(mems):.1f} GiB/GPU" if mems else "n/a"
     step_s = statistics.median(r["step_time_s"] for r in timed)
-    return (f"summary {label}: steps {timed[0]['step']}-{timed[-1]['step']} of {len(rows)} | "
-            f"loss {rows[0]['loss']:.3f} -> {rows[-1]['loss']:.3f} | tokens/s/GPU {tps:,.0f} | MFU {mfu} | "
-            f"step {step_s:.2f} s | peak {mem}")
+    return (
+        f"summary {label}: steps {timed[0]['step']}-{timed[-1]['step']} of {len(rows)} | "
+        f"loss {rows[0]['loss']:.3f} -> {rows[-1]['loss']:.3f} | tokens/s/GPU {tps:,.0f} | MFU {mfu} | "
+        f"step {step_s:.2f} s | peak {mem}"
+    )
 
 
 def main(own, args, recipe) -> int:
@@ -198,21 +219,28 @@ def main(own, args, recipe) -> int:
         model = random_sharded_model(config, env, recipe, own.init_seed, args.accumulate)
         loss_path = train_sft.attach_head_loss(model, recipe)
         params = count_params(model)
-        tdist.print0(f"model: {own.family}/{own.size} ({type(model).__name__}), {params.total:,} parameters "
-                     f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
-                     f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
-                     f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
-                     f"experts {recipe.experts}, accumulate {args.accumulate}, attention {recipe.packed_attention}, "
-                     f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}")
-        optimizer = build_optimizer(model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay,
-                                    eps=recipe.adam_eps)
+        tdist.print0(
+            f"model: {own.family}/{own.size} ({type(model).__name__}), {params.total:,} parameters "
+            f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
+            f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
+            f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
+            f"experts {recipe.experts}, accumulate {args.accumulate}, attention {recipe.packed_attention}, "
+            f"mamba kernels {'missing' if missing_mamba_kernels() else 'on'}"
+        )
+        optimizer = build_optimizer(
+            model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
+        )
         profiled_from = recipe.steps - own.profile_steps + 1  # 1-based, as in metrics.jsonl
         if not env.is_main:
             own.profile_steps = 0
-        prof = (step_profiler(env, profiled_from, own.profile_steps, own.profile_shapes) if own.profile_steps
-                else contextlib.nullcontext())
+        prof = (
+            step_profiler(env, profiled_from, own.profile_steps, own.profile_shapes)
+            if own.profile_steps
+            else contextlib.nullcontext()
+        )
 
         with prof:
+
             def data(step: int):
                 if step > 0 and own.profile_steps:
                     prof.step()  # step boundaries of the schedule are the optimizer steps
@@ -220,9 +248,18 @@ def main(own, args, recipe) -> int:
 
             try:
                 loss_fn = train_sft.sft_loss(recipe, boundaries)
-                train(args, recipe, env, model, optimizer, step_data=data, loss_fn=loss_fn,
-                      stat_names=(),
-                      params=params, recipe_hash="benchmark")
+                train(
+                    args,
+                    recipe,
+                    env,
+                    model,
+                    optimizer,
+                    step_data=data,
+                    loss_fn=loss_fn,
+                    stat_names=(),
+                    params=params,
+                    recipe_hash="benchmark",
+                )
             except Preempted as stop:  # SIGTERM from a time limit: report the steps that ran
                 tdist.print0(f"stopped early: {stop}")
                 own.profile_steps = 0

@@ -61,8 +61,12 @@ def llama_config(params: int | None, hidden: int | None = None, layers: int | No
 
     shape = dict(SHAPE)
     if hidden:
-        shape.update(hidden_size=hidden, intermediate_size=hidden * 11 // 4, num_attention_heads=max(1, hidden // 64),
-                     num_key_value_heads=max(1, hidden // 512))
+        shape.update(
+            hidden_size=hidden,
+            intermediate_size=hidden * 11 // 4,
+            num_attention_heads=max(1, hidden // 64),
+            num_key_value_heads=max(1, hidden // 512),
+        )
     h, kv = shape["hidden_size"], shape["hidden_size"] // shape["num_attention_heads"] * shape["num_key_value_heads"]
     per_layer = 2 * h * h + 2 * h * kv + 3 * h * shape["intermediate_size"] + 2 * h
     if layers is None:
@@ -136,24 +140,51 @@ def commands(method: str, a: Path, b: Path, out: Path, mergekit: str | None) -> 
         return ["sh", "-c", f"{shlex.join(['cat', *map(str, shards(a) + shards(b))])} > /dev/null"]
     if method == "copy":
         copy = shlex.quote(str(out / "copy.bin"))
-        script = (f"{shlex.join(['cat', *map(str, shards(a))])} > {copy} && "
-                  f"{shlex.join(['cat', *map(str, shards(b))])} > /dev/null && sync {copy}")
+        script = (
+            f"{shlex.join(['cat', *map(str, shards(a))])} > {copy} && "
+            f"{shlex.join(['cat', *map(str, shards(b))])} > /dev/null && sync {copy}"
+        )
         return ["sh", "-c", script]
     if method == "copy+sha256":
         return [sys.executable, __file__, "--copy-sha256", str(a), str(b), str(out / "copy+sha256")]
     if method == "naive":
         return [sys.executable, __file__, "--naive-soup", str(a), str(b), str(out / "naive")]
     if method in ("ours", "ours-content"):  # parent shards verified by recorded size and mtime, or by every byte
-        return [sys.executable, str(REPO / "workflow" / "scripts" / "soup.py"), "--parent", f"a={a}", "--parent",
-                f"b={b}", "--run", "bench", "--out", str(out / method), "--no-progress", "--max-shard-bytes", "1GiB",
-                "--verify", "content" if method == "ours-content" else "stat"]
+        return [
+            sys.executable,
+            str(REPO / "workflow" / "scripts" / "soup.py"),
+            "--parent",
+            f"a={a}",
+            "--parent",
+            f"b={b}",
+            "--run",
+            "bench",
+            "--out",
+            str(out / method),
+            "--no-progress",
+            "--max-shard-bytes",
+            "1GiB",
+            "--verify",
+            "content" if method == "ours-content" else "stat",
+        ]
     config = out / "mergekit.yml"
     config.write_text(
         f"models:\n  - model: {a}\n    parameters: {{weight: 0.5}}\n  - model: {b}\n    parameters: {{weight: 0.5}}\n"
         "merge_method: linear\ndtype: float32\nout_dtype: bfloat16\n"
     )
-    merge = shlex.join([mergekit, str(config), str(out / "mergekit"), "--lazy-unpickle", "--no-copy-tokenizer",
-                        "--quiet", "--out-shard-size", "1B", "--no-write-model-card"])
+    merge = shlex.join(
+        [
+            mergekit,
+            str(config),
+            str(out / "mergekit"),
+            "--lazy-unpickle",
+            "--no-copy-tokenizer",
+            "--quiet",
+            "--out-shard-size",
+            "1B",
+            "--no-write-model-card",
+        ]
+    )
     # mergekit leaves its output in the page cache; like copy and ours, it is timed until the output is on disk
     return ["sh", "-c", f"{merge} && sync {shlex.quote(str(out / 'mergekit'))}/*.safetensors"]
 
@@ -171,8 +202,9 @@ def measure(command: list[str], log: Path) -> tuple[float, int, float]:
         wrapped = [sys.executable, "-c", RUSAGE_CHILD, str(stats), *command]
     started = time.perf_counter()
     with log.open("w") as handle:
-        code = subprocess.run(wrapped, stdout=handle, stderr=subprocess.STDOUT,
-                              env={**os.environ, "HF_HUB_OFFLINE": "1"}).returncode
+        code = subprocess.run(
+            wrapped, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+        ).returncode
     wall = time.perf_counter() - started
     if code != 0:
         raise RuntimeError(f"{command[0]} exited {code}; see {log}:\n{log.read_text()[-2000:]}")
@@ -205,8 +237,11 @@ def check_output(method: str, out: Path, a: Path, b: Path) -> str:
     names = sorted(located)
     worst = 0
     for name in (names[0], names[len(names) // 2], names[-1]):
-        with safe_open(located[name], "pt") as h, safe_open(_locate(a, name), "pt") as ha, \
-                safe_open(_locate(b, name), "pt") as hb:
+        with (
+            safe_open(located[name], "pt") as h,
+            safe_open(_locate(a, name), "pt") as ha,
+            safe_open(_locate(b, name), "pt") as hb,
+        ):
             got = h.get_tensor(name)
             want = (0.5 * ha.get_tensor(name).float() + 0.5 * hb.get_tensor(name).float()).to(torch.bfloat16)
         worst = max(worst, int((got.view(torch.int16).int() - want.view(torch.int16).int()).abs().max()))
@@ -223,6 +258,7 @@ def copy_sha256(a: Path, b: Path, out: Path) -> None:
     Hashes every parent shard (two threads, like verify_checkpoint), then copies one parent's
     shards while hashing them, and fsyncs: what a soup must do besides computing, with no torch.
     """
+
     def digest(path: Path) -> str:
         hasher, buffer = hashlib.sha256(), bytearray(1 << 24)
         with open(path, "rb", buffering=0) as handle:
@@ -277,13 +313,31 @@ def run_size(label: str, config, args, report: list[dict]) -> None:
                 phases = None
                 if method.startswith("ours"):
                     phases = json.loads((out / method / "lineage.json").read_text())["phase_s"]
-                report.append(dict(size=label, parent_bytes=size, params=_params(a), cache=cache, cache_method=how,
-                                   method=method, repeat=repeat, wall_s=wall, rss_bytes=rss, cpu_s=cpu, load=load,
-                                   check=check, phases=phases))
-                print(f"  {cache:4} {method:12} #{repeat}: {wall:7.2f} s, CPU {cpu:7.2f} s, "
-                      f"peak RSS {rss / 2**30:6.2f} GiB, "
-                      f"load before {load:.1f}"
-                      + (f", {check}" if check else "") + (f", phases {phases}" if phases else ""), flush=True)
+                report.append(
+                    dict(
+                        size=label,
+                        parent_bytes=size,
+                        params=_params(a),
+                        cache=cache,
+                        cache_method=how,
+                        method=method,
+                        repeat=repeat,
+                        wall_s=wall,
+                        rss_bytes=rss,
+                        cpu_s=cpu,
+                        load=load,
+                        check=check,
+                        phases=phases,
+                    )
+                )
+                print(
+                    f"  {cache:4} {method:12} #{repeat}: {wall:7.2f} s, CPU {cpu:7.2f} s, "
+                    f"peak RSS {rss / 2**30:6.2f} GiB, "
+                    f"load before {load:.1f}"
+                    + (f", {check}" if check else "")
+                    + (f", phases {phases}" if phases else ""),
+                    flush=True,
+                )
                 shutil.rmtree(out)
                 out.with_suffix(".log").unlink()
                 out.with_suffix(".time").unlink()
@@ -296,9 +350,11 @@ def _params(parent: Path) -> int:
 
 def table(report: list[dict]) -> str:
     """Markdown: min / median / max wall time, median peak RSS and the goal ratios."""
-    lines = ["| parents | cache | method | wall min / median / max (s) | CPU (s) | peak RSS (GiB) | wall vs copy | "
-             "wall vs copy+sha256 | parents read (GB/s) | wall vs read | mergekit / ours | output |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| parents | cache | method | wall min / median / max (s) | CPU (s) | peak RSS (GiB) | wall vs copy | "
+        "wall vs copy+sha256 | parents read (GB/s) | wall vs read | mergekit / ours | output |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     groups: dict[tuple, list[dict]] = {}
     for row in report:
         groups.setdefault((row["size"], row["cache"], row["method"]), []).append(row)
@@ -320,30 +376,42 @@ def table(report: list[dict]) -> str:
         mk = f"{median / ours:.2f}x" if method == "mergekit" and ours else ""
         check = next((r["check"] for r in rows if r["check"]), "") or ""
         gb = rows[0]["parent_bytes"] / 1e9
-        lines.append(f"| {size} ({rows[0]['params'] / 1e9:.2f}B params, {gb:.2f} GB each) | {cache} | {method} | "
-                     f"{min(walls):.2f} / {median:.2f} / {max(walls):.2f} | "
-                     f"{statistics.median(r['cpu_s'] for r in rows):.1f} | "
-                     f"{statistics.median(r['rss_bytes'] for r in rows) / 2**30:.2f} | {ratios[0]} | {ratios[1]} | "
-                     f"{rate:.2f} | {f'{median / read:.2f}x' if read else '-'} | {mk} | {check} |")
+        lines.append(
+            f"| {size} ({rows[0]['params'] / 1e9:.2f}B params, {gb:.2f} GB each) | {cache} | {method} | "
+            f"{min(walls):.2f} / {median:.2f} / {max(walls):.2f} | "
+            f"{statistics.median(r['cpu_s'] for r in rows):.1f} | "
+            f"{statistics.median(r['rss_bytes'] for r in rows) / 2**30:.2f} | {ratios[0]} | {ratios[1]} | "
+            f"{rate:.2f} | {f'{median / read:.2f}x' if read else '-'} | {mk} | {check} |"
+        )
     phased = [r for r in report if r.get("phases")]
     if phased:
-        lines += ["", "Where our soup's time goes (median s; the rest of the wall time is interpreter start, "
-                  "imports, the final fsync and exit):", "",
-                  "| parents | cache | method | checks (+ small files' sha256) | average (read, verify parents, "
-                  "compute, write, hash output) | rest |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Where our soup's time goes (median s; the rest of the wall time is interpreter start, "
+            "imports, the final fsync and exit):",
+            "",
+            "| parents | cache | method | checks (+ small files' sha256) | average (read, verify parents, "
+            "compute, write, hash output) | rest |",
+            "|---|---|---|---|---|---|",
+        ]
         for (size, cache, method), rows in groups.items():
             if not method.startswith("ours"):
                 continue
             med = {k: statistics.median(r["phases"][k] for r in rows) for k in rows[0]["phases"]}
             rest = statistics.median(r["wall_s"] - sum(r["phases"].values()) for r in rows)
-            lines.append(f"| {size} | {cache} | {method} | {med['check']:.2f} | {med['average_and_verify']:.2f} | "
-                         f"{rest:.2f} |")
+            lines.append(
+                f"| {size} | {cache} | {method} | {med['check']:.2f} | {med['average_and_verify']:.2f} | {rest:.2f} |"
+            )
     sizes = list(dict.fromkeys(r["size"] for r in report))
     methods = [m for m in METHODS if any(r["method"] == m for r in report)]
     if len(sizes) > 1:
-        lines += ["", "Peak RSS (GiB, median over cache modes and repeats) against the size of one parent:", "",
-                  "| parents | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+        lines += [
+            "",
+            "Peak RSS (GiB, median over cache modes and repeats) against the size of one parent:",
+            "",
+            "| parents | " + " | ".join(methods) + " |",
+            "|---" * (len(methods) + 1) + "|",
+        ]
         for size in sizes:
             rows = {m: [r["rss_bytes"] for r in report if r["size"] == size and r["method"] == m] for m in methods}
             gb = next(r["parent_bytes"] for r in report if r["size"] == size) / 1e9
@@ -383,16 +451,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", default="warm,cold", help="warm, cold or warm,cold")
     parser.add_argument("--methods", default=",".join(METHODS), help=f"subset of {','.join(METHODS)}")
-    parser.add_argument("--mergekit-bin", default=None,
-                        help="mergekit-yaml of a separate venv; mergekit is skipped without it")
+    parser.add_argument(
+        "--mergekit-bin", default=None, help="mergekit-yaml of a separate venv; mergekit is skipped without it"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/soup-bench"))
-    parser.add_argument("--outdir", type=Path, default=None,
-                        help="where the methods write their outputs (default: beside the parents); a tmpfs such "
-                        "as /dev/shm takes the disk's write speed out of the comparison")
+    parser.add_argument(
+        "--outdir",
+        type=Path,
+        default=None,
+        help="where the methods write their outputs (default: beside the parents); a tmpfs such "
+        "as /dev/shm takes the disk's write speed out of the comparison",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write every measurement here")
     parser.add_argument("--plot", type=Path, default=None, help="also draw peak RSS against size into this PNG")
-    parser.add_argument("--from-json", type=Path, nargs="*", default=None,
-                        help="measure nothing: print the tables (and --plot) of earlier --json files")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="measure nothing: print the tables (and --plot) of earlier --json files",
+    )
     parser.add_argument("--naive-soup", nargs=3, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--copy-sha256", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -406,8 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mergekit skipped: {args.mergekit_bin} does not exist", flush=True)
         args.mergekit_bin = None
     if REPO in args.workdir.resolve().parents or args.workdir.resolve() == REPO:
-        parser.error(f"--workdir {args.workdir} is inside the repository; "
-                     "choose a path outside it, e.g. /tmp/soup-bench")
+        parser.error(
+            f"--workdir {args.workdir} is inside the repository; choose a path outside it, e.g. /tmp/soup-bench"
+        )
     args.methods = [m for m in args.methods.split(",") if m]
     args.cache = [c for c in args.cache.split(",") if c]
     if unknown := set(args.methods) - set(METHODS) or set(args.cache) - {"warm", "cold"}:
@@ -429,16 +508,21 @@ def main(argv: list[str] | None = None) -> int:
     free = shutil.disk_usage(args.workdir).free
     import torch
 
-    print(f"{dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, {platform.python_version()}, "
-          f"torch {torch.__version__}, "
-          f"{free / 1e9:.0f} GB free in {args.workdir}, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"{dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, {platform.python_version()}, "
+        f"torch {torch.__version__}, "
+        f"{free / 1e9:.0f} GB free in {args.workdir}, load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     report: list[dict] = []
     for label, config in sizes:
         run_size(label, config, args, report)
     print()
     print(table(report))
-    print(f"\ncold cache by {next((r['cache_method'] for r in report if r['cache'] == 'cold'), '-')}; "
-          f"peak RSS from /usr/bin/time (%M), wall from the parent process")
+    print(
+        f"\ncold cache by {next((r['cache_method'] for r in report if r['cache'] == 'cold'), '-')}; "
+        f"peak RSS from /usr/bin/time (%M), wall from the parent process"
+    )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     if args.plot:

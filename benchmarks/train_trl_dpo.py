@@ -25,7 +25,9 @@ import time
 
 import torch
 from datasets import Dataset
+from sft_throughput import random_model
 from torch.utils.data import SequentialSampler
+from train_trl_sft import DEVICE, StepLog, synchronize
 from transformers import AutoTokenizer
 from trl import DPOConfig, DPOTrainer
 
@@ -34,8 +36,6 @@ from lineage.modeling import build_config, causal_pairs, count_params
 from lineage.training.data import load_rows, sample_order
 from lineage.training.optim import build_optimizer, lr_multiplier
 from lineage.training.pairs import scoring_request, tokenize_pairs
-from sft_throughput import random_model
-from train_trl_sft import DEVICE, StepLog, synchronize
 
 
 def parse_args(argv=None):
@@ -50,7 +50,9 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--global-batch-rows", type=int, default=64, help="pairs per optimizer step")
     parser.add_argument("--micro-batch-rows", type=int, default=16, help="pairs per forward/backward")
-    parser.add_argument("--precompute-batch", type=int, default=None, help="pairs per reference batch (TRL's default: the micro-batch)")
+    parser.add_argument(
+        "--precompute-batch", type=int, default=None, help="pairs per reference batch (TRL's default: the micro-batch)"
+    )
     parser.add_argument("--max-length", type=int, default=4096)
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=1e-6)
@@ -60,7 +62,9 @@ def parse_args(argv=None):
     parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--attn-implementation", default="sdpa")
-    parser.add_argument("--liger", action="store_true", help="TRL's use_liger_kernel (layer kernels; DPO refuses its FLCE)")
+    parser.add_argument(
+        "--liger", action="store_true", help="TRL's use_liger_kernel (layer kernels; DPO refuses its FLCE)"
+    )
     return parser.parse_args(argv)
 
 
@@ -81,11 +85,15 @@ def ordered_pairs(args, tokenizer):
         rows["rejected_ids"].append(rejected)
     g, tokens, trained, attention = args.global_batch_rows, [], [], []
     for s in range(args.steps):
-        sides = [len(rows["prompt_ids"][k]) + len(rows[f"{side}_ids"][k]) for k in range(s * g, (s + 1) * g)
-                 for side in ("chosen", "rejected")]
+        sides = [
+            len(rows["prompt_ids"][k]) + len(rows[f"{side}_ids"][k])
+            for k in range(s * g, (s + 1) * g)
+            for side in ("chosen", "rejected")
+        ]
         tokens.append(sum(sides))
-        trained.append(sum(len(rows[f"{side}_ids"][k]) for k in range(s * g, (s + 1) * g)
-                           for side in ("chosen", "rejected")))
+        trained.append(
+            sum(len(rows[f"{side}_ids"][k]) for k in range(s * g, (s + 1) * g) for side in ("chosen", "rejected"))
+        )
         attention.append(causal_pairs(sides))
     return Dataset.from_dict(rows), tokens, trained, attention
 
@@ -106,10 +114,12 @@ def main(args) -> int:
     config = build_config(args.family, args.size, tokenizer, vocab_size=args.vocab_size)
     model = random_model(config, torch.device(DEVICE), args.init_seed, attn_implementation=args.attn_implementation)
     params = count_params(model)
-    optimizer = build_optimizer(model, lr=args.lr, betas=tuple(float(b) for b in args.adam_betas.split(",")),
-                                weight_decay=0.0)
+    optimizer = build_optimizer(
+        model, lr=args.lr, betas=tuple(float(b) for b in args.adam_betas.split(",")), weight_decay=0.0
+    )
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule=args.schedule))
+        optimizer, lambda step: lr_multiplier(step, steps=args.steps, warmup=args.warmup_steps, schedule=args.schedule)
+    )
     log = StepLog(args.metrics, tokens, trained, attention, params)
     with tempfile.TemporaryDirectory() as scratch:
         dpo_config = DPOConfig(
@@ -136,24 +146,37 @@ def main(args) -> int:
         )
         synchronize()
         started = time.perf_counter()
-        trainer = SequentialDPOTrainer(model=model, args=dpo_config, train_dataset=dataset,
-                                       processing_class=tokenizer, optimizers=(optimizer, schedule), callbacks=[log])
+        trainer = SequentialDPOTrainer(
+            model=model,
+            args=dpo_config,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            optimizers=(optimizer, schedule),
+            callbacks=[log],
+        )
         synchronize()
         reference_s = time.perf_counter() - started
-        pass_tokens = sum(len(p) + len(c) + len(r) for p, c, r in
-                          zip(dataset["prompt_ids"], dataset["chosen_ids"], dataset["rejected_ids"]))
-        print(f"trl: reference pass (precompute_ref_log_probs, in the trainer's construction) {reference_s:.2f} s "
-              f"over {len(dataset):,} pairs, {pass_tokens:,} tokens", flush=True)
+        pass_tokens = sum(
+            len(p) + len(c) + len(r)
+            for p, c, r in zip(dataset["prompt_ids"], dataset["chosen_ids"], dataset["rejected_ids"])
+        )
+        print(
+            f"trl: reference pass (precompute_ref_log_probs, in the trainer's construction) {reference_s:.2f} s "
+            f"over {len(dataset):,} pairs, {pass_tokens:,} tokens",
+            flush=True,
+        )
         trainer.train()
     log.write()
     timed = log.records[3:] or log.records
     tps = sorted(r["tok_per_s"] for r in timed)[len(timed) // 2]
     mfu = sorted(r["mfu"] for r in timed)[len(timed) // 2]
     peak = max((r["peak_mem_gib"] or 0) for r in log.records)
-    print(f"trl: {args.family}/{args.size} dpo, attention {args.attn_implementation}, liger {args.liger}, micro-batch "
-          f"{args.micro_batch_rows} pairs: tokens/s {tps:,.0f} | MFU {100 * mfu:.1f}% | peak {peak:.1f} GiB | loss "
-          f"{log.records[0].get('loss', float('nan')):.4f} -> {log.records[-1].get('loss', float('nan')):.4f}",
-          flush=True)
+    print(
+        f"trl: {args.family}/{args.size} dpo, attention {args.attn_implementation}, liger {args.liger}, micro-batch "
+        f"{args.micro_batch_rows} pairs: tokens/s {tps:,.0f} | MFU {100 * mfu:.1f}% | peak {peak:.1f} GiB | loss "
+        f"{log.records[0].get('loss', float('nan')):.4f} -> {log.records[-1].get('loss', float('nan')):.4f}",
+        flush=True,
+    )
     return 0
 
 

@@ -24,14 +24,14 @@ import sys
 
 import torch
 import torch.nn.functional as F
+import train_sft
+from cuda_timing import timed
 from transformers import AutoTokenizer
 
-import train_sft
 from lineage.chat import load_bundle
 from lineage.training import dist as tdist
 from lineage.training import flash_attention_4, varlen_attention
 from lineage.training.data import BatchPlan
-from cuda_timing import timed
 
 # (name, query heads, key/value heads, head dim): the two models' attention layers
 SHAPES = (("llama-1b", 32, 8, 64), ("nemotron-h card", 32, 2, 128))
@@ -49,8 +49,9 @@ def cudnn_attention(module, query, key, value, attention_mask, scaling=None, dro
     """
     q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))  # (tokens, heads, dim)
     cu, bound = kwargs["cu_seq_lens_q"], kwargs["max_length_q"]
-    out = torch.ops.aten._cudnn_attention_forward(q, k, v, None, cu, cu, bound, bound, True, 0.0, True, False,
-                                                  scale=scaling)[0]
+    out = torch.ops.aten._cudnn_attention_forward(
+        q, k, v, None, cu, cu, bound, bound, True, 0.0, True, False, scale=scaling
+    )[0]
     return out.unsqueeze(0), None
 
 
@@ -68,18 +69,42 @@ def parse_args(argv=None):
     parser.add_argument("--pack-tokens", type=int, default=32768)
     parser.add_argument("--rows", type=int, default=128, help="rows packed (one step of that global batch)")
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--kernels", default="fa2,fa4",
-                        help=f"comma-separated, of {', '.join(KERNELS)}, in order (fa4 stays on once used: keep it last)")
+    parser.add_argument(
+        "--kernels",
+        default="fa2,fa4",
+        help=f"comma-separated, of {', '.join(KERNELS)}, in order (fa4 stays on once used: keep it last)",
+    )
     return parser.parse_args(argv)
 
 
 def real_packs(args) -> list[tuple[torch.Tensor, int]]:
     """(cu_seq_lens on the GPU, longest row) of the packs of one step of the chat rows."""
-    train_args, recipe = train_sft.parse_args([
-        "--init", args.tokenizer, "--out", "/nonexistent/unused", *sum((["--data", d] for d in args.data), []),
-        "--global-batch-rows", str(args.rows), "--micro-batch-rows", str(args.rows), "--max-length", "4096",
-        "--steps", "1", "--packing", "--packed-attention", "varlen", "--pack-tokens", str(args.pack_tokens),
-        "--precision", "bf16", "--device", "cuda"])
+    train_args, recipe = train_sft.parse_args(
+        [
+            "--init",
+            args.tokenizer,
+            "--out",
+            "/nonexistent/unused",
+            *sum((["--data", d] for d in args.data), []),
+            "--global-batch-rows",
+            str(args.rows),
+            "--micro-batch-rows",
+            str(args.rows),
+            "--max-length",
+            "4096",
+            "--steps",
+            "1",
+            "--packing",
+            "--packed-attention",
+            "varlen",
+            "--pack-tokens",
+            str(args.pack_tokens),
+            "--precision",
+            "bf16",
+            "--device",
+            "cuda",
+        ]
+    )
     env = tdist.init_distributed("cuda")
     plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
@@ -110,8 +135,10 @@ def measure(entry, packs, heads: int, kv_heads: int, dim: int, repeats: int):
     generator = torch.Generator(device="cuda").manual_seed(0)
     for cu, longest in packs:
         tokens = int(cu[-1])
-        q, k, v = (torch.randn(1, h, tokens, dim, device="cuda", generator=generator, dtype=torch.bfloat16)
-                   .requires_grad_() for h in (heads, kv_heads, kv_heads))
+        q, k, v = (
+            torch.randn(1, h, tokens, dim, device="cuda", generator=generator, dtype=torch.bfloat16).requires_grad_()
+            for h in (heads, kv_heads, kv_heads)
+        )
         bound = varlen_attention.grid_length(longest)
         dout = torch.randn(1, tokens, heads, dim, device="cuda", generator=generator, dtype=torch.bfloat16)
 
@@ -135,11 +162,15 @@ def measure(entry, packs, heads: int, kv_heads: int, dim: int, repeats: int):
 def main(args) -> int:
     packs = real_packs(args)
     lengths = [b - a for cu, _ in packs for a, b in zip(cu.tolist(), cu.tolist()[1:])]
-    print(f"packs: {len(packs)} of {args.pack_tokens} tokens, {len(lengths)} rows (padding tails included), "
-          f"longest {max(lengths)}, mean {statistics.mean(lengths):.0f}; {torch.cuda.get_device_name()}, "
-          f"torch {torch.__version__}")
-    print("\n| shape | kernel | forward ms | backward ms | forward TFLOP/s | backward TFLOP/s | first calls, extra ms "
-          "| rel. error vs fp32 | grads vs fa2 |")
+    print(
+        f"packs: {len(packs)} of {args.pack_tokens} tokens, {len(lengths)} rows (padding tails included), "
+        f"longest {max(lengths)}, mean {statistics.mean(lengths):.0f}; {torch.cuda.get_device_name()}, "
+        f"torch {torch.__version__}"
+    )
+    print(
+        "\n| shape | kernel | forward ms | backward ms | forward TFLOP/s | backward TFLOP/s | first calls, extra ms "
+        "| rel. error vs fp32 | grads vs fa2 |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     kept: dict[str, list] = {}
     for kernel in args.kernels.split(","):
@@ -161,8 +192,10 @@ def main(args) -> int:
                 ref = torch.cat(kept[name])
                 versus = f"{((torch.cat(grads) - ref).norm() / ref.norm()).item():.1e}"
             kept.setdefault(name, grads)
-            print(f"| {label} | {kernel} | {fwd:.2f} | {bwd:.2f} | {flops / fwd / 1e9:.0f} | "
-                  f"{2.5 * flops / bwd / 1e9:.0f} | {first:.0f} | {error:.1e} | {versus} |")
+            print(
+                f"| {label} | {kernel} | {fwd:.2f} | {bwd:.2f} | {flops / fwd / 1e9:.0f} | "
+                f"{2.5 * flops / bwd / 1e9:.0f} | {first:.0f} | {error:.1e} | {versus} |"
+            )
     tdist.close()
     return 0
 

@@ -171,13 +171,27 @@ def launch(script: str, args: list[str], processes: int, timeout: int = 300) -> 
     return proc
 
 
-def launch_async(script: str, args: list[str], processes: int, machines: tuple[int, int],
-                 main: tuple[str, int]) -> subprocess.Popen:
+def launch_async(
+    script: str, args: list[str], processes: int, machines: tuple[int, int], main: tuple[str, int]
+) -> subprocess.Popen:
     """One machine's `accelerate launch` of a multi-machine run (machines: count, this one's rank;
     processes: all machines together), started and left running; stdout and stderr together."""
     count, rank = machines
-    cmd = [*LAUNCHER, "--num_processes", str(processes), "--num_machines", str(count), "--machine_rank", str(rank),
-           "--main_process_ip", main[0], "--main_process_port", str(main[1]), str(SCRIPTS / f"{script}.py"), *args]
+    cmd = [
+        *LAUNCHER,
+        "--num_processes",
+        str(processes),
+        "--num_machines",
+        str(count),
+        "--machine_rank",
+        str(rank),
+        "--main_process_ip",
+        main[0],
+        "--main_process_port",
+        str(main[1]),
+        str(SCRIPTS / f"{script}.py"),
+        *args,
+    ]
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
 

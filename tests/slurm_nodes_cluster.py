@@ -135,12 +135,26 @@ def start(cpus: int = 2, mem_mb: int = 12000, timeout: float = 90) -> Path:
     hosts = _hosts_file()
     _network()
     CONF.parent.mkdir(parents=True, exist_ok=True)
-    nodes = "\n".join(f"NodeName={name} NodeAddr={addr} NodeHostname={name} CPUs={cpus} RealMemory={mem_mb} "
-                      "Gres=gpu:1 State=UNKNOWN" for name, addr in NODES.items())
-    partitions = "\n".join(f"PartitionName={part} Nodes={','.join(members)} Default={'YES' if part == 'cpu' else 'NO'} "
-                           "MaxTime=INFINITE State=UP" for part, members in PARTITIONS.items())
-    CONF.write_text(SLURM_CONF.format(mark=MARK, ctl=CONTROLLER[0], ctl_addr=CONTROLLER[1], state=STATE_DIR,
-                                      shared=slurm_cluster.SHARED_SETTINGS, nodes=nodes, partitions=partitions))
+    nodes = "\n".join(
+        f"NodeName={name} NodeAddr={addr} NodeHostname={name} CPUs={cpus} RealMemory={mem_mb} Gres=gpu:1 State=UNKNOWN"
+        for name, addr in NODES.items()
+    )
+    partitions = "\n".join(
+        f"PartitionName={part} Nodes={','.join(members)} Default={'YES' if part == 'cpu' else 'NO'} "
+        "MaxTime=INFINITE State=UP"
+        for part, members in PARTITIONS.items()
+    )
+    CONF.write_text(
+        SLURM_CONF.format(
+            mark=MARK,
+            ctl=CONTROLLER[0],
+            ctl_addr=CONTROLLER[1],
+            state=STATE_DIR,
+            shared=slurm_cluster.SHARED_SETTINGS,
+            nodes=nodes,
+            partitions=partitions,
+        )
+    )
     GRES_CONF.write_text(_gres())
     subprocess.run(_in_namespaces(CONTROLLER[0], hosts, ["slurmctld", "-c"]), check=True)
     for name in NODES:

@@ -22,7 +22,6 @@ def workflow(tmp_path_factory) -> Path:
     return root
 
 
-
 def test_the_module_joins_the_registry_the_table_and_the_model_index(workflow):
     code = """
 import json
@@ -44,16 +43,29 @@ def test_the_plan_evaluates_it_from_its_sample_and_its_module_is_in_the_evaluati
     evaluations = [line for line in shell.splitlines() if "eval_model.py" in line]
     assert evaluations and all("yesno=resources/sample/eval/yesno.jsonl" in line for line in evaluations)
     assert all(re.search(r"--sizes \S*yesno=4", line) for line in evaluations)
-    closure = python_in(workflow, "-c", "from lineage.workflow.codedeps import import_closure; "
-                     "print(import_closure('workflow/scripts/eval_model.py', 'workflow/scripts'))").stdout
+    closure = python_in(
+        workflow,
+        "-c",
+        "from lineage.workflow.codedeps import import_closure; "
+        "print(import_closure('workflow/scripts/eval_model.py', 'workflow/scripts'))",
+    ).stdout
     assert "workflow/scripts/lineage/evaluation/benchmarks/yesno.py" in closure
 
 
 def test_eval_model_scores_it_and_checks_its_items(workflow, tmp_path):
     checkpoint = make_checkpoint(tmp_path / "ckpt", run="pico")
     items = workflow / "resources/sample/eval/yesno.jsonl"
-    args = ["workflow/scripts/eval_model.py", "--model", str(checkpoint), "--items", f"yesno={items}",
-            "--sizes", "yesno=4", "--out-dir", str(tmp_path / "out")]
+    args = [
+        "workflow/scripts/eval_model.py",
+        "--model",
+        str(checkpoint),
+        "--items",
+        f"yesno={items}",
+        "--sizes",
+        "yesno=4",
+        "--out-dir",
+        str(tmp_path / "out"),
+    ]
     python_in(workflow, *args)
     result = json.loads((tmp_path / "out" / "yesno_A.json").read_text())
     records = [json.loads(line) for line in (tmp_path / "out" / "yesno_A.records.jsonl").read_text().splitlines()]

@@ -23,7 +23,6 @@ def workflow(tmp_path_factory) -> Path:
     return root
 
 
-
 CHECK_CONFIG = """
 import sys, yaml
 from lineage.canonical import numbers_by_schema
@@ -41,15 +40,27 @@ except ConfigError as err:
 def test_the_config_accepts_the_registered_method_and_names_the_known_ones_otherwise(workflow):
     assert python_in(workflow, "-c", CHECK_CONFIG, RUN).stdout.strip() == "median"
     refused = python_in(workflow, "-c", CHECK_CONFIG, RUN.replace("method: median", "method: mode")).stdout
-    assert refused.strip() == ("refused: runs.soup24m.method: 'mode' is not a soup method; known "
-                               "(lineage/soup/methods.py METHODS): linear, median")
+    assert refused.strip() == (
+        "refused: runs.soup24m.method: 'mode' is not a soup method; known "
+        "(lineage/soup/methods.py METHODS): linear, median"
+    )
 
 
 def test_soup_py_streams_the_method_over_the_parents(workflow, tmp_path, stage1, companions):  # noqa: F811
     parents = [build(tmp_path / f"p{seed}", seed=seed, companions=companions, parent=stage1) for seed in (1, 2, 3)]
     out = tmp_path / "soup"
-    python_in(workflow, "workflow/scripts/soup.py", "--run", "soup_median", "--method", "median", "--out", str(out),
-           "--no-progress", *[arg for p in parents for arg in ("--parent", f"{p.name}={p}")])
+    python_in(
+        workflow,
+        "workflow/scripts/soup.py",
+        "--run",
+        "soup_median",
+        "--method",
+        "median",
+        "--out",
+        str(out),
+        "--no-progress",
+        *[arg for p in parents for arg in ("--parent", f"{p.name}={p}")],
+    )
     got, inputs = tensors(out), [tensors(p) for p in parents]
     for name, tensor in got.items():
         expected = torch.stack([t[name].float() for t in inputs]).median(dim=0).values.to(tensor.dtype)

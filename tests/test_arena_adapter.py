@@ -14,8 +14,16 @@ from lineage.io import DataError
 OURS = "ember-stage1"
 
 
-def arena_row(winner="model_a", model_a=OURS, model_b="gpt-x", question_id="q1", answer_a="A says.",
-              answer_b="B says.", tstamp=1_700_000_000.5, prompt="Hi?"):
+def arena_row(
+    winner="model_a",
+    model_a=OURS,
+    model_b="gpt-x",
+    question_id="q1",
+    answer_a="A says.",
+    answer_b="B says.",
+    tstamp=1_700_000_000.5,
+    prompt="Hi?",
+):
     user = {"role": "user", "content": prompt}
     return {
         "question_id": question_id,
@@ -111,5 +119,6 @@ def test_shipped_arena_sample():
     for row, kept in zip(raw, result.kept, strict=True):
         ours = "model_a" if row["model_a"] == OURS else "model_b"
         expected = {"tie": "tie", "tie (bothbad)": "both_bad"}.get(row["winner"]) or (
-            "own_better" if row["winner"] == ours else "other_better")
+            "own_better" if row["winner"] == ours else "other_better"
+        )
         assert kept["vote"] == expected and kept["own"]["model"] == OURS

@@ -9,8 +9,8 @@ import random
 
 import pytest
 import torch
-
 from _eval_fixtures import make_checkpoint
+
 from lineage.checkpoint import load_model
 from lineage.evaluation.generation import Generation, generate_greedy, naive_generate, sequential_generate
 from lineage.evaluation.scoring import choice_logprobs, loglikelihood, naive_loglikelihood
@@ -97,12 +97,27 @@ def test_generation_batched_equals_naive_with_ragged_stops(model):
         )
     assert sequential_generate(model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0) == reference
     # a static cache and prompts padded to buckets of 16 (what lets a GPU compile few decode shapes)
-    assert generate_greedy(model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=3,
-                           cache="static", bucket=16) == reference
+    assert (
+        generate_greedy(
+            model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=3, cache="static", bucket=16
+        )
+        == reference
+    )
     # the static cache decoded by our own step loop (a replayed CUDA graph on GPUs), with a partial last batch
     for batch_size, bucket in ((3, 16), (7, 1)):
-        assert generate_greedy(model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=batch_size,
-                               cache="graph", bucket=bucket) == reference
+        assert (
+            generate_greedy(
+                model,
+                prompts,
+                max_new_tokens=12,
+                stop_ids=stops,
+                pad_id=0,
+                batch_size=batch_size,
+                cache="graph",
+                bucket=bucket,
+            )
+            == reference
+        )
 
 
 def test_generation_finish_reasons(model):

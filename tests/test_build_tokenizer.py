@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+import build_tokenizer
+import init_model
 from _training_fixtures import REPO, chat_rows, one_thread, write_jsonl
 from transformers import AutoConfig, AutoTokenizer
 
-import build_tokenizer
-import init_model
 from lineage.checkpoint import verify_checkpoint
 
 BUNDLE = REPO / "resources" / "bundle"

@@ -7,15 +7,20 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+
 from lineage.canonical import as_number, canonical, numbers_by_schema
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 
-leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                   st.text(max_size=5))
-values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
-                                                                                         max_size=4), max_leaves=20)
+leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)
+)
+values = st.recursive(
+    leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 def shuffled(value, rng):
@@ -41,8 +46,9 @@ def test_numbers_are_spelled_one_way():
         canonical({"lr": float("nan")})
 
 
-@pytest.mark.parametrize("text, number", [("5e-6", 5e-6), ("1.0e5", 1e5), ("-2E+3", -2000.0), ("1_000", 1000),
-                                          (".5", 0.5), ("7", 7)])
+@pytest.mark.parametrize(
+    "text, number", [("5e-6", 5e-6), ("1.0e5", 1e5), ("-2E+3", -2000.0), ("1_000", 1000), (".5", 0.5), ("7", 7)]
+)
 def test_yaml_12_numbers_are_read(text, number):
     assert as_number(text) == number and type(as_number(text)) is type(number)
 

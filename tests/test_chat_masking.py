@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import build_tokenizer
 import pytest
 from _training_fixtures import REPO, chat_rows, write_jsonl
 from transformers import AutoTokenizer
 
-import build_tokenizer
 from lineage.chat import (
     END_OF_TURN,
     IGNORE_INDEX,

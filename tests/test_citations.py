@@ -13,25 +13,33 @@ from lineage.data.citations import clean_answer, clean_battles
 SAMPLE = Path(__file__).resolve().parents[1] / "resources/sample/battles.jsonl"
 
 MARKERS = {
-    "numeric": ("Paris is the capital of France [1]. It is large[2][3].",
-                "Paris is the capital of France. It is large."),
+    "numeric": (
+        "Paris is the capital of France [1]. It is large[2][3].",
+        "Paris is the capital of France. It is large.",
+    ),
     "numeric_list": ("Water boils at 100 °C [1, 2] at sea level.", "Water boils at 100 °C at sea level."),
     "numeric_range": ("It was built in 1889 [1-3] for the fair.", "It was built in 1889 for the fair."),
     "numeric_en_dash": ("It was built in 1889[1–3], for the fair.", "It was built in 1889, for the fair."),
     "after_period": ("The study agrees.[4] Later work differs.", "The study agrees. Later work differs."),
     "start_of_line": ("Intro:\n\n[1] The first point holds.", "Intro:\n\nThe first point holds."),
-    "footnote": ("Claim one.[^1] Claim two[^note].\n\n[^1]: Smith 2020.\n[^note]: Another source.",
-                 "Claim one. Claim two."),
+    "footnote": (
+        "Claim one.[^1] Claim two[^note].\n\n[^1]: Smith 2020.\n[^note]: Another source.",
+        "Claim one. Claim two.",
+    ),
     "fullwidth": ("The tower is 330 m tall【3†source】.", "The tower is 330 m tall."),
     "fullwidth_file": ("As the notes say 【12:0†notes.pdf】 the plan works.", "As the notes say the plan works."),
     "sup": ("Sugar raises it<sup>2</sup> quickly.", "Sugar raises it quickly."),
     "sup_bracket": ("Salt too<sup>[3]</sup>.", "Salt too."),
-    "markdown_link": ("Read the [official docs](https://docs.python.org/3/library/re.html) first.",
-                      "Read the official docs first."),
+    "markdown_link": (
+        "Read the [official docs](https://docs.python.org/3/library/re.html) first.",
+        "Read the official docs first.",
+    ),
     "link_with_parens": ("See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) here.", "See Foo here."),
     "numeric_link": ("Per the study ([1](https://a.example/x)), yes.", "Per the study, yes."),
-    "reference_link": ("See [the guide][2] for details.\n\n[2]: https://guide.example.com",
-                       "See the guide for details."),
+    "reference_link": (
+        "See [the guide][2] for details.\n\n[2]: https://guide.example.com",
+        "See the guide for details.",
+    ),
     "parenthesised": ("This holds (see [5]) in general.", "This holds (see) in general."),
 }
 
@@ -106,10 +114,18 @@ def test_sources_inside_code_block_are_kept():
 
 def test_clean_battles_stats():
     rows = [
-        {"battle_id": "b1", "vote": "own_better", "own": {"model": "a", "answer": "Yes [1]."},
-         "other": {"model": "b", "answer": None}},
-        {"battle_id": "b2", "vote": "tie", "own": {"model": "a", "answer": "Plain."},
-         "other": {"model": "b", "answer": "Text.\n\n## Sources\n- x"}},
+        {
+            "battle_id": "b1",
+            "vote": "own_better",
+            "own": {"model": "a", "answer": "Yes [1]."},
+            "other": {"model": "b", "answer": None},
+        },
+        {
+            "battle_id": "b2",
+            "vote": "tie",
+            "own": {"model": "a", "answer": "Plain."},
+            "other": {"model": "b", "answer": "Text.\n\n## Sources\n- x"},
+        },
     ]
     cleaned, stats, quarantine = clean_battles(rows)
     assert cleaned[0]["own"]["answer"] == "Yes." and cleaned[1]["other"]["answer"] == "Text."
@@ -120,10 +136,18 @@ def test_clean_battles_stats():
 
 def test_an_answer_of_only_citations_counts_as_empty_under_the_vote_policy():
     rows = [
-        {"battle_id": "won", "vote": "own_better", "own": {"model": "a", "answer": "[1][2]"},
-         "other": {"model": "b", "answer": "Fine."}},
-        {"battle_id": "lost", "vote": "own_better", "own": {"model": "a", "answer": "Fine."},
-         "other": {"model": "b", "answer": "【3†source】"}},
+        {
+            "battle_id": "won",
+            "vote": "own_better",
+            "own": {"model": "a", "answer": "[1][2]"},
+            "other": {"model": "b", "answer": "Fine."},
+        },
+        {
+            "battle_id": "lost",
+            "vote": "own_better",
+            "own": {"model": "a", "answer": "Fine."},
+            "other": {"model": "b", "answer": "【3†source】"},
+        },
     ]
     cleaned, stats, quarantine = clean_battles(rows, file="clean.jsonl")
     assert [q["battle_id"] for q in quarantine] == ["won"] and quarantine[0]["field"] == "own.answer"
@@ -132,14 +156,19 @@ def test_an_answer_of_only_citations_counts_as_empty_under_the_vote_policy():
     assert stats["citation_only_answers"] == 2
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Protein helps muscles (Source: Harvard Health).", "Protein helps muscles."),
-    ("Water boils at 100 °C [source].", "Water boils at 100 °C."),
-    ("The moon is made of rock [citation needed].", "The moon is made of rock."),
-    ("The study¹ found growth.²³ Then E = mc² and 5 cm² stay.",
-     "The study found growth. Then E = mc² and 5 cm² stay."),
-    ("Good sources of protein (see below).", "Good sources of protein (see below)."),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Protein helps muscles (Source: Harvard Health).", "Protein helps muscles."),
+        ("Water boils at 100 °C [source].", "Water boils at 100 °C."),
+        ("The moon is made of rock [citation needed].", "The moon is made of rock."),
+        (
+            "The study¹ found growth.²³ Then E = mc² and 5 cm² stay.",
+            "The study found growth. Then E = mc² and 5 cm² stay.",
+        ),
+        ("Good sources of protein (see below).", "Good sources of protein (see below)."),
+    ],
+)
 def test_source_notes_tags_and_superscript_markers_are_removed(text, expected):
     assert clean_answer(text)[0] == expected
 
@@ -153,8 +182,10 @@ def test_answers_that_differ_only_by_citations_are_quarantined_after_cleaning():
     cleaned, _, quarantine = clean_battles(rows, file="battles.jsonl")
     assert [r["battle_id"] for r in cleaned] == ["tie", "differ"]
     reasons = {q["battle_id"]: (q["field"], q["reason"]) for q in quarantine}
-    assert reasons["same"] == ("other.answer", "after citation cleaning: is the same text as the preferred answer: "
-                                               "the vote states no preference")
+    assert reasons["same"] == (
+        "other.answer",
+        "after citation cleaning: is the same text as the preferred answer: the vote states no preference",
+    )
 
 
 def test_the_shipped_sample_pair_that_differs_by_a_marker_does_not_reach_the_pairs():
@@ -164,30 +195,36 @@ def test_the_shipped_sample_pair_that_differs_by_a_marker_does_not_reach_the_pai
     assert cleaned == [] and quarantine[0]["reason"].startswith("after citation cleaning: is the same text")
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Pack light [Source 2].", "Pack light."),
-    ("Pack light [Sources 1, 3].", "Pack light."),
-    ("Pack light [sources 1-3].", "Pack light."),
-    ("Pack light [Ref. 4].", "Pack light."),
-    ("Pack light [refs 2 and 5].", "Pack light."),
-    ("Pack light [source: 5].", "Pack light."),
-    ("Pack light [citation #7].", "Pack light."),
-    ("Pack light (Source 2).", "Pack light."),
-    ("Pack light (References 1–3).", "Pack light."),
-    ("Pack light (cite 4; 6).", "Pack light."),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Pack light [Source 2].", "Pack light."),
+        ("Pack light [Sources 1, 3].", "Pack light."),
+        ("Pack light [sources 1-3].", "Pack light."),
+        ("Pack light [Ref. 4].", "Pack light."),
+        ("Pack light [refs 2 and 5].", "Pack light."),
+        ("Pack light [source: 5].", "Pack light."),
+        ("Pack light [citation #7].", "Pack light."),
+        ("Pack light (Source 2).", "Pack light."),
+        ("Pack light (References 1–3).", "Pack light."),
+        ("Pack light (cite 4; 6).", "Pack light."),
+    ],
+)
 def test_numbered_source_references_in_one_grammar(text, expected):
     assert clean_answer(text)[0] == expected
 
 
-@pytest.mark.parametrize("text", [
-    "```python\nprint([1, 2, 3])\n```",  # code
-    "Good sources of protein (see below).",
-    "Read the source code (source files are in src/).",
-    "Use `arr[1]` and matrix[0][2] here.",
-    "The pair (1, 2) is the answer.",
-    "See the reference manual, section 2.",
-    "[Source code](#build) is linked above.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```python\nprint([1, 2, 3])\n```",  # code
+        "Good sources of protein (see below).",
+        "Read the source code (source files are in src/).",
+        "Use `arr[1]` and matrix[0][2] here.",
+        "The pair (1, 2) is the answer.",
+        "See the reference manual, section 2.",
+        "[Source code](#build) is linked above.",
+    ],
+)
 def test_near_misses_of_source_references_stay(text):
     assert clean_answer(text)[0] == text

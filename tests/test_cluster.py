@@ -21,10 +21,20 @@ GPU = Resources(cpus=64, mem_mb=900_000, runtime=480, gpus=8)
 
 def test_every_request_names_its_nodes_and_asks_for_gpus_per_node():
     one = GPU.snakemake(nodes=1)
-    assert one == {"nodes": 1, "mem_mb": 900_000, "runtime": 480, "cpus_per_task": 64, "gres": "gpu:8",
-                   "tasks_per_gpu": 0}
+    assert one == {
+        "nodes": 1,
+        "mem_mb": 900_000,
+        "runtime": 480,
+        "cpus_per_task": 64,
+        "gres": "gpu:8",
+        "tasks_per_gpu": 0,
+    }
     assert Resources(cpus=2, mem_mb=2000, runtime=10).snakemake() == {
-        "nodes": 1, "mem_mb": 2000, "runtime": 10, "cpus_per_task": 2}  # CPU-only: no GPU key at all
+        "nodes": 1,
+        "mem_mb": 2000,
+        "runtime": 10,
+        "cpus_per_task": 2,
+    }  # CPU-only: no GPU key at all
     typed = Resources(cpus=64, mem_mb=1, runtime=1, gpus=8, gpu_type="h200")
     assert typed.snakemake()["gres"] == "gpu:h200:8"
     flag = Resources(cpus=64, mem_mb=1, runtime=1, gpus=8, gpu_request="gpus_per_node").snakemake()
@@ -40,8 +50,9 @@ def test_a_job_of_several_nodes_takes_the_plugins_mpi_path_with_one_task_per_nod
 
 
 def test_one_node_launches_accelerate_and_several_launch_one_accelerate_per_node_through_srun():
-    assert launch_command(1, 8, GPU).endswith("--config_file workflow/accelerate/fsdp2.yaml --num_processes 8"
-                                              " --num_cpu_threads_per_process 8")  # 64 CPUs of the node, 8 ranks
+    assert launch_command(1, 8, GPU).endswith(
+        "--config_file workflow/accelerate/fsdp2.yaml --num_processes 8 --num_cpu_threads_per_process 8"
+    )  # 64 CPUs of the node, 8 ranks
     assert launch_command(1, 2, Resources(cpus=2, mem_mb=1, runtime=1)).endswith("--num_cpu_threads_per_process 1")
     words = shlex.split(launch_command(4, 8, GPU))
     assert words[0] == "srun" and "--nodes=4" in words and "--ntasks-per-node=1" in words

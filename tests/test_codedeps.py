@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from lineage.workflow.codedeps import code_digest, import_closure, syntax_digest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,19 +22,27 @@ def closure(root: Path, script: str) -> set[str]:
 
 
 def test_imports_of_every_form_are_followed_and_nothing_else(tmp_path):
-    write(tmp_path, {
-        "job.py": "import json\nimport torch\nfrom pkg import helper\nimport sibling\n",
-        "sibling.py": "def f():\n    from pkg.sub import deep  # inside a function: still code the job runs\n",
-        "pkg/__init__.py": "VALUE = 1\n",
-        "pkg/helper.py": "from . import other\nfrom .sub.deep import thing\n",
-        "pkg/other.py": "from pkg import VALUE  # an attribute of the package, not a module\n",
-        "pkg/sub/__init__.py": "",
-        "pkg/sub/deep.py": "thing = 2\n",
-        "pkg/unused.py": "raise SystemExit('never imported')\n",
-        "unrelated.py": "import pkg.unused\n",
-    })
+    write(
+        tmp_path,
+        {
+            "job.py": "import json\nimport torch\nfrom pkg import helper\nimport sibling\n",
+            "sibling.py": "def f():\n    from pkg.sub import deep  # inside a function: still code the job runs\n",
+            "pkg/__init__.py": "VALUE = 1\n",
+            "pkg/helper.py": "from . import other\nfrom .sub.deep import thing\n",
+            "pkg/other.py": "from pkg import VALUE  # an attribute of the package, not a module\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/deep.py": "thing = 2\n",
+            "pkg/unused.py": "raise SystemExit('never imported')\n",
+            "unrelated.py": "import pkg.unused\n",
+        },
+    )
     assert closure(tmp_path, "job.py") == {
-        "job.py", "sibling.py", "pkg/__init__.py", "pkg/helper.py", "pkg/other.py", "pkg/sub/__init__.py",
+        "job.py",
+        "sibling.py",
+        "pkg/__init__.py",
+        "pkg/helper.py",
+        "pkg/other.py",
+        "pkg/sub/__init__.py",
         "pkg/sub/deep.py",
     }
 
@@ -57,16 +66,31 @@ def test_paths_are_spelled_under_the_root_as_given():
 @pytest.mark.parametrize(
     "script, present, absent",
     [
-        ("make_eval_table.py", {"lineage/evaluation/table.py", "lineage/evaluation/benchmarks/__init__.py",
-                                "lineage/evaluation/benchmarks/margin.py"},
-         {"lineage/training/loop.py", "lineage/soup/methods.py"}),
-        ("soup.py", {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
-         {"lineage/training/loop.py", "lineage/evaluation/table.py"}),
+        (
+            "make_eval_table.py",
+            {
+                "lineage/evaluation/table.py",
+                "lineage/evaluation/benchmarks/__init__.py",
+                "lineage/evaluation/benchmarks/margin.py",
+            },
+            {"lineage/training/loop.py", "lineage/soup/methods.py"},
+        ),
+        (
+            "soup.py",
+            {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
+            {"lineage/training/loop.py", "lineage/evaluation/table.py"},
+        ),
         ("clean_battles.py", {"lineage/data/citations.py"}, {"lineage/data/dedup.py", "lineage/training/loop.py"}),
-        ("train_sft.py", {"lineage/training/loop.py", "lineage/training/recipe.py", "lineage/canonical.py"},
-         {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/workflow/runs.py"}),
-        ("eval_model.py", {"lineage/evaluation/tasks.py", "lineage/evaluation/benchmarks/gsm8k.py"},
-         {"lineage/evaluation/table.py", "lineage/training/loop.py"}),
+        (
+            "train_sft.py",
+            {"lineage/training/loop.py", "lineage/training/recipe.py", "lineage/canonical.py"},
+            {"lineage/soup/methods.py", "lineage/evaluation/table.py", "lineage/workflow/runs.py"},
+        ),
+        (
+            "eval_model.py",
+            {"lineage/evaluation/tasks.py", "lineage/evaluation/benchmarks/gsm8k.py"},
+            {"lineage/evaluation/table.py", "lineage/training/loop.py"},
+        ),
     ],
 )
 def test_the_workflow_scripts_depend_on_what_they_import(script, present, absent):

@@ -45,7 +45,10 @@ def test_full_scale_evaluates_each_model_in_one_job_or_each_part_in_its_own(fres
         + f"      group_by: {group_by}\n"
     )
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
-    models, parts = 5 + 1, 2 + 2 + 3 + 1 + 1  # the card's columns and sftw4; MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
+    models, parts = (
+        5 + 1,
+        2 + 2 + 3 + 1 + 1,
+    )  # the card's columns and sftw4; MMLU A/B, GSM8K A/B, IF A/B/C, degen, margin
     assert jobs["evaluate"] == (models if group_by == "run" else parts * models)
 
 
@@ -81,8 +84,23 @@ def test_dag_edges_follow_the_card(fresh):
 
 def test_ablations_plan_every_rejected_run(fresh):
     jobs = planned_jobs("ablations", cwd=fresh)
-    rejected = ("dpo_lr5em7", "dpo_lr1em6", "dpo_lr2em6", "dpo_sftw2", "sftw_lr2em6", "sftw_lr1em5", "sftw4_lr2em6",
-                "sftwT", "soupT", "soupFT3", "sftwFr6", "soupFr", "soupG", "soup4", "sftwS")
+    rejected = (
+        "dpo_lr5em7",
+        "dpo_lr1em6",
+        "dpo_lr2em6",
+        "dpo_sftw2",
+        "sftw_lr2em6",
+        "sftw_lr1em5",
+        "sftw4_lr2em6",
+        "sftwT",
+        "soupT",
+        "soupFT3",
+        "sftwFr6",
+        "soupFr",
+        "soupG",
+        "soup4",
+        "sftwS",
+    )
     published = ("stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF", "soup24", "soupF2")
     assert all(jobs.get(run) == 1 for run in rejected + published), jobs
     # the card's nine columns, every rejected run, and base and sftw4 (parents the columns are compared with)

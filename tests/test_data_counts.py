@@ -14,14 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from lineage.data.export import read_export
 from lineage.data.citations import clean_battles
 from lineage.data.dedup import dedup_preferred
+from lineage.data.export import read_export
 from lineage.data.preferences import battle_pairs, split_holdout, winner_rows
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "battles.jsonl"
-CARD = {"battles": 236, "own_better": 106, "other_better": 72, "tie": 34, "both_bad": 24, "preferred": 140,
-        "holdout_pairs": 29, "recovered_pairs": 135, "winner_rows": 5600}
+CARD = {
+    "battles": 236,
+    "own_better": 106,
+    "other_better": 72,
+    "tie": 34,
+    "both_bad": 24,
+    "preferred": 140,
+    "holdout_pairs": 29,
+    "recovered_pairs": 135,
+    "winner_rows": 5600,
+}
 MOVED = {"battles": 1, "own_better": 1, "preferred": 1, "recovered_pairs": 1, "winner_rows": 40}
 OURS = {key: value - MOVED.get(key, 0) for key, value in CARD.items()}
 
@@ -36,8 +45,16 @@ def stages():
     train, holdout = split_holdout(preferred, 5)
     pairs, holdout_pairs = battle_pairs(preferred, {row["prompt_id"] for row in holdout}, holdout_in_training=True)
     winners = winner_rows(train, holdout, 40, holdout_in_training=True)
-    return {"read": read, "cleaned": cleaned, "screened": screened, "preferred": preferred, "superseded": superseded, "pairs": pairs,
-            "holdout_pairs": holdout_pairs, "winners": winners}
+    return {
+        "read": read,
+        "cleaned": cleaned,
+        "screened": screened,
+        "preferred": preferred,
+        "superseded": superseded,
+        "pairs": pairs,
+        "holdout_pairs": holdout_pairs,
+        "winners": winners,
+    }
 
 
 def test_battles_and_votes(stages):
@@ -46,7 +63,11 @@ def test_battles_and_votes(stages):
     assert len(read.kept) == CARD["battles"]
     votes = read.vote_counts()
     assert [votes[v] for v in ("own_better", "other_better", "tie", "both_bad")] == [
-        CARD["own_better"], CARD["other_better"], CARD["tie"], CARD["both_bad"]]
+        CARD["own_better"],
+        CARD["other_better"],
+        CARD["tie"],
+        CARD["both_bad"],
+    ]
     assert [q["battle_id"] for q in stages["screened"]] == ["bt-001489"]
     assert len(stages["cleaned"]) == OURS["battles"]
 

@@ -6,11 +6,19 @@ import os
 import subprocess
 import sys
 
-import lineage.workflow.digests as digests
 import pytest
-from lineage.checkpoint import write_lineage
-from lineage.workflow.digests import DigestCache, check_companions, companion_of, companions_under, record_external, write_companion
 from workflow_helpers import REPO
+
+import lineage.workflow.digests as digests
+from lineage.checkpoint import write_lineage
+from lineage.workflow.digests import (
+    DigestCache,
+    check_companions,
+    companion_of,
+    companions_under,
+    record_external,
+    write_companion,
+)
 
 MB = 2**20
 
@@ -79,10 +87,13 @@ def test_the_companion_is_sha256sum_format_for_files_and_directories(tmp_path):
     data.write_text("{}\n")
     write_companion(model), write_companion(data)
     assert [line.split("  ")[1] for line in companion_of(model).read_text().splitlines()] == [
-        "sftw2/config.json", "sftw2/model.safetensors"]
+        "sftw2/config.json",
+        "sftw2/model.safetensors",
+    ]
     for companion in (companion_of(model), companion_of(data)):
-        check = subprocess.run(["sha256sum", "--check", "--quiet", companion.name], cwd=companion.parent,
-                               capture_output=True, text=True)
+        check = subprocess.run(
+            ["sha256sum", "--check", "--quiet", companion.name], cwd=companion.parent, capture_output=True, text=True
+        )
         assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -130,8 +141,17 @@ def test_external_companions_are_not_checked_as_outputs(tmp_path):
 def test_digest_artifact_writes_the_companions_among_the_outputs(tmp_path):
     data, stats = tmp_path / "pairs.jsonl", tmp_path / "stats.json"
     data.write_text("{}\n"), stats.write_text("{}\n")
-    run = subprocess.run([sys.executable, str(REPO / "workflow/scripts/digest_artifact.py"), str(data),
-                          str(companion_of(data)), str(stats)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "workflow/scripts")})
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "workflow/scripts/digest_artifact.py"),
+            str(data),
+            str(companion_of(data)),
+            str(stats),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "workflow/scripts")},
+    )
     assert run.returncode == 0, run.stderr
     assert companion_of(data).is_file() and not companion_of(stats).exists()

@@ -18,12 +18,11 @@ import torch
 from _training_fixtures import build_base
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lineage.chat import load_bundle
+from lineage.chat import IGNORE_INDEX, load_bundle
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.training import head_loss
 from lineage.training.data import collate
-from lineage.chat import IGNORE_INDEX
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.packing import backbone_inputs
 from lineage.training.pairs import collate_pairs, scoring_request, sequence_sums, tokenize_pairs
@@ -48,8 +47,13 @@ def models(request, tmp_path_factory):
     with torch.no_grad():
         for parameter in policy.parameters():
             parameter.add_(0.05 * torch.randn(parameter.shape, generator=generator, dtype=torch.float64))
-    return {"family": request.param, "pairs": pairs, "pad": tokenizer.pad_token_id, "reference": reference,
-            "policy": policy}
+    return {
+        "family": request.param,
+        "pairs": pairs,
+        "pad": tokenizer.pad_token_id,
+        "reference": reference,
+        "policy": policy,
+    }
 
 
 def sequence_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -96,8 +100,9 @@ def fast(models, implementation: str, packed: bool):
     head_loss.attach_logprobs(policy, implementation, chunk_tokens=7)
     batch = collate_pairs(pairs, models["pad"], pack_length=4096 if packed else None)
     boundaries = ("position_ids",) if packed else ()
-    logprobs = policy(**backbone_inputs(batch, boundaries, varlen=False), positions=batch["positions"],
-                      targets=batch["targets"])
+    logprobs = policy(
+        **backbone_inputs(batch, boundaries, varlen=False), positions=batch["positions"], targets=batch["targets"]
+    )
     sums = sequence_sums(logprobs, batch)
     reference = reference_scores(models)
     loss, reward_chosen, reward_rejected = dpo_sigmoid(sums[0::2], sums[1::2], reference[:, 0], reference[:, 1], BETA)
@@ -138,13 +143,18 @@ def test_packed_pairs_do_not_see_each_other(models):
     def sums(batch_pairs):
         batch = collate_pairs(batch_pairs, models["pad"], pack_length=1024)
         with torch.no_grad():
-            logprobs = policy(**backbone_inputs(batch, ("position_ids",), varlen=False),
-                              positions=batch["positions"], targets=batch["targets"])
+            logprobs = policy(
+                **backbone_inputs(batch, ("position_ids",), varlen=False),
+                positions=batch["positions"],
+                targets=batch["targets"],
+            )
         return sequence_sums(logprobs, batch)
 
     before = sums(pairs)
     first = pairs[0]
-    changed_ids = [(t + 1) % policy.config.vocab_size for t in first.chosen.input_ids]  # every token of pair 0's chosen side
+    changed_ids = [
+        (t + 1) % policy.config.vocab_size for t in first.chosen.input_ids
+    ]  # every token of pair 0's chosen side
     changed = type(first)(type(first.chosen)(changed_ids, first.chosen.labels), first.rejected, 0, "changed")
     after = sums([changed, *pairs[1:]])
     assert not torch.allclose(after[0], before[0])  # the change is seen where it should be

@@ -2,10 +2,10 @@
 
 import json
 
-import pytest
-
 import eval_model
+import pytest
 from _eval_fixtures import make_checkpoint, write_items
+
 from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.io import DataError
 
@@ -33,8 +33,18 @@ def test_every_registered_benchmark_has_a_case():
 def test_every_benchmark_writes_result_and_records(setup, benchmark):
     ckpt, items, root = setup
     sizes, part = PARTS[benchmark]
-    argv = ["--model", str(ckpt), "--items", f"{benchmark}={items[benchmark]}", *sizes, "--parts", part, *COMMON,
-            "--out-dir", str(root / benchmark)]
+    argv = [
+        "--model",
+        str(ckpt),
+        "--items",
+        f"{benchmark}={items[benchmark]}",
+        *sizes,
+        "--parts",
+        part,
+        *COMMON,
+        "--out-dir",
+        str(root / benchmark),
+    ]
     assert eval_model.main(argv) == 0
     result = json.loads((root / benchmark / f"{part}.json").read_text())
     records = [json.loads(line) for line in (root / benchmark / f"{part}.records.jsonl").read_text().splitlines()]
@@ -70,8 +80,18 @@ def test_too_few_items_is_an_error_before_the_model_loads(setup, monkeypatch):
     ckpt, items, root = setup
     monkeypatch.setattr(eval_model, "load_model", lambda *a, **k: pytest.fail("loaded the model"))
     with pytest.raises(DataError, match="only 12 items"):
-        eval_model.main(["--model", str(ckpt), "--items", f"mmlu={items['mmlu']}", "--sizes", "mmlu=10,5",
-                         "--out-dir", str(root / "x")])
+        eval_model.main(
+            [
+                "--model",
+                str(ckpt),
+                "--items",
+                f"mmlu={items['mmlu']}",
+                "--sizes",
+                "mmlu=10,5",
+                "--out-dir",
+                str(root / "x"),
+            ]
+        )
 
 
 def test_unknown_parts_and_benchmarks_are_refused(setup):
@@ -92,8 +112,19 @@ def test_pack_tokens_scores_packed_where_the_model_allows_it(tmp_path, capsys, a
     results = {}
     for pack_tokens in ("0", "512"):
         out = tmp_path / f"out{pack_tokens}"
-        argv = ["--model", str(ckpt), "--items", f"margin={items['margin']}", "--parts", "margin_A", *COMMON,
-                "--pack-tokens", pack_tokens, "--out-dir", str(out)]
+        argv = [
+            "--model",
+            str(ckpt),
+            "--items",
+            f"margin={items['margin']}",
+            "--parts",
+            "margin_A",
+            *COMMON,
+            "--pack-tokens",
+            pack_tokens,
+            "--out-dir",
+            str(out),
+        ]
         assert eval_model.main(argv) == 0
         results[pack_tokens] = json.loads((out / "margin_A.json").read_text())
         records = [json.loads(line) for line in (out / "margin_A.records.jsonl").read_text().splitlines()]

@@ -3,9 +3,9 @@
 import json
 from pathlib import Path
 
+import make_eval_table
 import pytest
 
-import make_eval_table
 from lineage.evaluation.table import CARD_COLUMNS, ROWS, parse_card
 from lineage.io import DataError
 
@@ -125,24 +125,45 @@ def write_records(directory: Path, run: str, benchmark: str, part: str | None, c
     """A result JSON and its per-item records (item ids shared across runs), as eval_model.py writes them."""
     path = directory / f"{run}_{benchmark}_{part}.json"
     records = [{"id": f"{benchmark}-{k}", "correct": ok} for k, ok in enumerate(correct)]
-    path.write_text(json.dumps({"benchmark": benchmark, "part": part, "run": run, "score": sum(correct) / len(correct),
-                                "n": len(correct)}))
+    path.write_text(
+        json.dumps(
+            {"benchmark": benchmark, "part": part, "run": run, "score": sum(correct) / len(correct), "n": len(correct)}
+        )
+    )
     path.with_name(path.name.removesuffix(".json") + ".records.jsonl").write_text(
-        "\n".join(json.dumps(r) for r in records) + "\n")
+        "\n".join(json.dumps(r) for r in records) + "\n"
+    )
     return str(path)
 
 
 def test_cells_carry_intervals_and_columns_are_tested_against_their_references(tmp_path):
     stage1_a = [True] * 8 + [False] * 8
     stage1_b = [True] * 4 + [False] * 12
-    results = [write_records(tmp_path, "stage1", "mmlu", "A", stage1_a),
-               write_records(tmp_path, "stage1", "mmlu", "B", stage1_b),
-               write_records(tmp_path, "sftw2", "mmlu", "A", [True] * 9 + [False] * 7),  # one item more of 16
-               write_records(tmp_path, "sftw2", "mmlu", "B", [True] * 16)]  # twelve more
+    results = [
+        write_records(tmp_path, "stage1", "mmlu", "A", stage1_a),
+        write_records(tmp_path, "stage1", "mmlu", "B", stage1_b),
+        write_records(tmp_path, "sftw2", "mmlu", "A", [True] * 9 + [False] * 7),  # one item more of 16
+        write_records(tmp_path, "sftw2", "mmlu", "B", [True] * 16),
+    ]  # twelve more
     out = {k: tmp_path / f"t.{k}" for k in ("tsv", "md", "png", "paired")}
-    make_eval_table.main(["--result", *results, "--columns", "stage1,sftw2", "--reference", "sftw2=stage1",
-                          "--out-tsv", str(out["tsv"]), "--out-md", str(out["md"]), "--out-png", str(out["png"]),
-                          "--out-paired", str(out["paired"])])
+    make_eval_table.main(
+        [
+            "--result",
+            *results,
+            "--columns",
+            "stage1,sftw2",
+            "--reference",
+            "sftw2=stage1",
+            "--out-tsv",
+            str(out["tsv"]),
+            "--out-md",
+            str(out["md"]),
+            "--out-png",
+            str(out["png"]),
+            "--out-paired",
+            str(out["paired"]),
+        ]
+    )
     md = out["md"].read_text()
     assert "| MMLU A / B (n 16 / 16) | 50.0 [28.0, 72.0] / 25.0 [10.2, 49.5] |" in md  # Wilson intervals
     lines = {line.split(" | ")[2]: line for line in md.splitlines() if line.startswith("| sftw2 | stage1 |")}
@@ -157,7 +178,8 @@ def test_a_cell_whose_items_all_agree_plots_with_an_empty_interval(tmp_path):
     path = tmp_path / "soupF2_degen_A.json"
     path.write_text(json.dumps({"benchmark": "degen", "part": "A", "run": "soupF2", "score": 0.1, "n": 7}))
     (tmp_path / "soupF2_degen_A.records.jsonl").write_text(
-        "\n".join(json.dumps({"id": f"d{k}", "seq_rep_4": 0.1}) for k in range(7)) + "\n")
+        "\n".join(json.dumps({"id": f"d{k}", "seq_rep_4": 0.1}) for k in range(7)) + "\n"
+    )
     out = run_table(tmp_path, [str(path)], ["soupF2"])  # bootstrap bounds a hair off 0.1 must not break the plot
     assert "| Gen degen (lower better) (n 7) | 0.100 [0.100, 0.100] |" in out["md"]
     assert out["png"][:8] == b"\x89PNG\r\n\x1a\n"

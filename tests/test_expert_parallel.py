@@ -49,14 +49,18 @@ def reference(base, tmp_path_factory):
 
 def assert_same_training(got, expected):
     assert losses(got.parent / f"{got.name}.metrics.jsonl") == pytest.approx(
-        losses(expected.parent / f"{expected.name}.metrics.jsonl"), rel=RTOL, abs=ATOL)
+        losses(expected.parent / f"{expected.name}.metrics.jsonl"), rel=RTOL, abs=ATOL
+    )
     mine, theirs = weights(got), weights(expected)
     assert mine.keys() == theirs.keys()
     for name in theirs:
         assert mine[name].shape == theirs[name].shape, name  # transformers' layout: all 4 experts in each tensor
         torch.testing.assert_close(mine[name], theirs[name], rtol=RTOL, atol=ATOL, msg=name)
-    index = json.loads((got / "model.safetensors.index.json").read_text())["weight_map"] if (
-        got / "model.safetensors.index.json").is_file() else None
+    index = (
+        json.loads((got / "model.safetensors.index.json").read_text())["weight_map"]
+        if (got / "model.safetensors.index.json").is_file()
+        else None
+    )
     if index is not None:
         assert index == json.loads((expected / "model.safetensors.index.json").read_text())["weight_map"]
 
@@ -96,7 +100,7 @@ def ranks_of(launcher: int) -> list[int]:
                 text = open(f"/proc/{stat}/stat").read()
             except OSError:
                 continue
-            if int(text[text.rindex(")") + 2:].split()[1]) == launcher:
+            if int(text[text.rindex(")") + 2 :].split()[1]) == launcher:
                 children.append(int(stat))
     return children
 
@@ -112,8 +116,14 @@ def test_a_rank_killed_mid_run_resumes_to_the_same_weights(base, tmp_path):
     options = {"expert-parallel": 2, "micro-batch-rows": 2, **PLAIN_STEPS, **steps, "state-dir": tmp_path / "s2"}
     args = train_args(base["base"], base["sft"], out, **options)
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
-    job = subprocess.Popen([*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args], cwd=REPO,
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    job = subprocess.Popen(
+        [*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     metrics = out.parent / f"{out.name}.metrics.jsonl"
     deadline = time.monotonic() + 300
     while not (metrics.is_file() and metrics.read_text().count("\n") >= 3):
@@ -134,13 +144,22 @@ def test_dpo_with_experts_split_trains_the_e1_curve_and_weights(base, tmp_path):
     import reference_logprobs
 
     reference = tmp_path / "reference.jsonl"
-    reference_logprobs.main(reference_logprobs.parse_args(
-        ["--init", str(base["base"]), "--data", str(base["pairs"]), "--max-length", "256", "--out", str(reference)]))
+    reference_logprobs.main(
+        reference_logprobs.parse_args(
+            ["--init", str(base["base"]), "--data", str(base["pairs"]), "--max-length", "256", "--out", str(reference)]
+        )
+    )
     outs = []
     for degree in (1, 2):
         out = tmp_path / f"dpo_e{degree}"
-        args = train_args(base["base"], base["pairs"], out, reference_logprobs=reference, beta=0.5,
-                          **{"expert-parallel": degree, "micro-batch-rows": 2, **PLAIN_STEPS})
+        args = train_args(
+            base["base"],
+            base["pairs"],
+            out,
+            reference_logprobs=reference,
+            beta=0.5,
+            **{"expert-parallel": degree, "micro-batch-rows": 2, **PLAIN_STEPS},
+        )
         launch("train_dpo", args, processes=2, timeout=600)
         outs.append(out)
     assert_same_training(outs[1], outs[0])

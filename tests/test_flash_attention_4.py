@@ -19,14 +19,17 @@ def base(tmp_path_factory):
     return build_base(tmp_path_factory.mktemp("fa4"), family="llama")
 
 
-@pytest.mark.parametrize("left, right, causal, expected", [
-    (-1, 0, False, (True, None, None)),  # varlen's causal mask, given as a window
-    (None, None, True, (True, None, None)),
-    (-1, -1, True, (True, None, None)),
-    (-1, -1, False, (False, None, None)),
-    (128, 0, False, (False, 128, 0)),  # a sliding window stays one
-    (64, 32, False, (False, 64, 32)),
-])
+@pytest.mark.parametrize(
+    "left, right, causal, expected",
+    [
+        (-1, 0, False, (True, None, None)),  # varlen's causal mask, given as a window
+        (None, None, True, (True, None, None)),
+        (-1, -1, True, (True, None, None)),
+        (-1, -1, False, (False, None, None)),
+        (128, 0, False, (False, 128, 0)),  # a sliding window stays one
+        (64, 32, False, (False, 64, 32)),
+    ],
+)
 def test_aten_windows_become_flash_attn_4_s_arguments(left, right, causal, expected):
     assert flash_attention_4.window(left, right, causal) == expected
 
@@ -40,8 +43,10 @@ def test_fa4_is_refused_on_cpu_before_any_data_work(base, tmp_path, capsys):
 
 @pytest.mark.skipif(HAS_FA4, reason="flash-attn-4 is installed here")
 def test_without_the_package_activation_says_what_to_install():
-    with pytest.raises(flash_attention_4.FlashAttention4Error, match="needs the flash-attn-4 package: pip install "
-                                                                       "flash-attn-4 \\(or use varlen\\)") as caught:
+    with pytest.raises(
+        flash_attention_4.FlashAttention4Error,
+        match="needs the flash-attn-4 package: pip install flash-attn-4 \\(or use varlen\\)",
+    ) as caught:
         flash_attention_4.activate(torch.device("cuda"))
     assert exit_code(caught.value) == 4  # a config error at the command line, not a traceback
 
@@ -51,8 +56,13 @@ def test_activation_on_the_cpu_names_the_cpu():
 
 
 fa4_gpu = pytest.mark.skipif(
-    not (HAS_FA4 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] in flash_attention_4.ARCHITECTURES),
-    reason="flash-attn-4 runs on Hopper or Blackwell GPUs with the flash-attn-4 package")
+    not (
+        HAS_FA4
+        and torch.cuda.is_available()
+        and torch.cuda.get_device_capability()[0] in flash_attention_4.ARCHITECTURES
+    ),
+    reason="flash-attn-4 runs on Hopper or Blackwell GPUs with the flash-attn-4 package",
+)
 
 
 @fa4_gpu
@@ -64,8 +74,10 @@ def test_fa4_gives_flash_attention_2_s_outputs_and_gradients(heads, kv_heads, di
 
     def run(compiled=False):
         generator = torch.Generator(device="cuda").manual_seed(0)
-        q, k, v = (torch.randn(1, h, tokens, dim, device="cuda", dtype=torch.bfloat16, generator=generator)
-                   .requires_grad_() for h in (heads, kv_heads, kv_heads))
+        q, k, v = (
+            torch.randn(1, h, tokens, dim, device="cuda", dtype=torch.bfloat16, generator=generator).requires_grad_()
+            for h in (heads, kv_heads, kv_heads)
+        )
         attend = varlen_attention.varlen_attention
         attend = torch.compile(attend, fullgraph=True) if compiled else attend
         out = attend(None, q, k, v, None, cu_seq_lens_q=cu, max_length_q=bound)[0]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import sample_general_mix
+
 from lineage.data.general_mix import load_source
-from lineage.io import DataError
 from lineage.errors import run_cli
+from lineage.io import DataError
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +20,9 @@ def tokenizer_dir(tmp_path_factory):
     vocab = {"[UNK]": 0, "<|im_start|>": 1, "<|im_end|>": 2, "user": 3, "assistant": 4}
     core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]",
-                                  additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="[UNK]", additional_special_tokens=["<|im_start|>", "<|im_end|>"]
+    )
     tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
     path = tmp_path_factory.mktemp("tok")
     tok.save_pretrained(path)
@@ -33,8 +34,13 @@ def source(tmp_path):
     rows = []
     for i in range(30):
         words = " ".join(["w"] * (40 if i % 3 == 0 else 4))  # every third row is long
-        rows.append({"id": f"r{i}", "source": "mix", "messages": [{"role": "user", "content": words},
-                                                                    {"role": "assistant", "content": "ok"}]})
+        rows.append(
+            {
+                "id": f"r{i}",
+                "source": "mix",
+                "messages": [{"role": "user", "content": words}, {"role": "assistant", "content": "ok"}],
+            }
+        )
     rows.append({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]})
     path = tmp_path / "mix.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -43,8 +49,22 @@ def source(tmp_path):
 
 def run(tmp_path, source, tokenizer_dir, rows, seed=0):
     out, stats = tmp_path / "gm.jsonl", tmp_path / "stats.json"
-    argv = ["--source", str(source), "--rows", str(rows), "--seed", str(seed), "--tokenizer", tokenizer_dir,
-            "--max-tokens", "20", "--out", str(out), "--stats", str(stats)]
+    argv = [
+        "--source",
+        str(source),
+        "--rows",
+        str(rows),
+        "--seed",
+        str(seed),
+        "--tokenizer",
+        tokenizer_dir,
+        "--max-tokens",
+        "20",
+        "--out",
+        str(out),
+        "--stats",
+        str(stats),
+    ]
     code = run_cli(lambda: sample_general_mix.main(argv), prog="sample_general_mix.py", input_errors=(OSError,))
     if code:
         return code, None, None

@@ -16,8 +16,8 @@ import random
 
 import pytest
 import torch
-
 from _eval_fixtures import make_checkpoint
+
 from lineage.checkpoint import load_model
 from lineage.evaluation.generation import generate_greedy, left_padded
 from lineage.evaluation.graph_decoding import GraphDecoder

@@ -22,7 +22,7 @@ import torch
 from transformers import AutoModelForCausalLM, NemotronHConfig
 
 from lineage.chat import IGNORE_INDEX
-from lineage.modeling import SHAPES, _CARD_LAYERS
+from lineage.modeling import _CARD_LAYERS, SHAPES
 from lineage.training import head_loss
 from lineage.training.compiling import compile_block
 from lineage.training.data import collate, collate_packed
@@ -30,8 +30,10 @@ from lineage.training.fsdp import blocks
 from lineage.training.packing import missing_mamba_kernels
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-mamba_kernels = pytest.mark.skipif(not torch.cuda.is_available() or bool(missing_mamba_kernels()),
-                                   reason="needs a CUDA GPU with mamba-ssm and causal-conv1d")
+mamba_kernels = pytest.mark.skipif(
+    not torch.cuda.is_available() or bool(missing_mamba_kernels()),
+    reason="needs a CUDA GPU with mamba-ssm and causal-conv1d",
+)
 VOCAB = 4096
 
 
@@ -56,13 +58,14 @@ def row(length: int, seed: int) -> SimpleNamespace:
 
 def packed_forward(model, rows, length: int, with_seq_idx: bool = True, labelled: int | None = None):
     """Logits of the pack and the loss of row `labelled` alone (all rows when None)."""
-    batch = {k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=length).items()
-             if isinstance(v, torch.Tensor)}
+    batch = {
+        k: v.cuda() for k, v in collate_packed(rows, pad_id=0, length=length).items() if isinstance(v, torch.Tensor)
+    }
     labels = batch["labels"]
     if labelled is not None:
-        start, end = (int(x) for x in batch["cu_seq_lens"][labelled: labelled + 2])
+        start, end = (int(x) for x in batch["cu_seq_lens"][labelled : labelled + 2])
         keep = torch.zeros_like(labels, dtype=torch.bool)
-        keep[:, start + 1:end] = True
+        keep[:, start + 1 : end] = True
         labels = labels.masked_fill(~keep, IGNORE_INDEX)
     extra = dict(position_ids=batch["position_ids"])
     if with_seq_idx:
@@ -106,8 +109,9 @@ def test_packed_and_padded_losses_agree_on_the_card_widths():
     _, packed = packed_forward(model, rows, 2304)
     padded = {k: v.cuda() for k, v in collate(rows, pad_id=0).items()}
     logits = model(input_ids=padded["input_ids"], use_cache=False).logits.float()
-    reference = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), padded["labels"][:, 1:].flatten(),
-                                                  ignore_index=IGNORE_INDEX, reduction="sum")
+    reference = torch.nn.functional.cross_entropy(
+        logits[:, :-1].flatten(0, 1), padded["labels"][:, 1:].flatten(), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
     assert abs(packed.item() - reference.item()) < 1e-3 * reference.item()
 
 
@@ -128,8 +132,11 @@ def test_compiled_blocks_give_the_eager_loss_and_gradients():
 
 
 @cuda
-@pytest.mark.parametrize("fused", [name for name, package in head_loss.KERNEL_PACKAGES.items()
-                                   if importlib.util.find_spec(package) is not None] + ["compiled", "inplace"])
+@pytest.mark.parametrize(
+    "fused",
+    [name for name, package in head_loss.KERNEL_PACKAGES.items() if importlib.util.find_spec(package) is not None]
+    + ["compiled", "inplace"],
+)
 def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
     torch.manual_seed(0)
     tokens, hidden, vocab = 6000, 2048, 131072
@@ -187,8 +194,8 @@ def test_per_position_log_probs_give_the_unfused_values_and_gradients(implementa
 @mamba_kernels
 def test_packed_pairs_give_the_padded_dpo_sums_on_the_card_widths():
     """A pack of pairs (seq_idx, varlen-free SDPA from position_ids) sums each sequence as the padded batch does."""
-    from lineage.training.pairs import Pair, collate_pairs, sequence_sums
     from lineage.training.packing import backbone_inputs
+    from lineage.training.pairs import Pair, collate_pairs, sequence_sums
 
     model = card_width_model("M*E")
     head_loss.attach_logprobs(model, "logits")
@@ -203,7 +210,8 @@ def test_packed_pairs_give_the_padded_dpo_sums_on_the_card_widths():
         batch = collate_pairs(pairs, 0, pack_length=4096 if packed else None)
         batch = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         boundaries = ("position_ids", "seq_idx") if packed else ()
-        logprobs = model(**backbone_inputs(batch, boundaries, varlen=False), positions=batch["positions"],
-                         targets=batch["targets"])
+        logprobs = model(
+            **backbone_inputs(batch, boundaries, varlen=False), positions=batch["positions"], targets=batch["targets"]
+        )
         sums[packed] = sequence_sums(logprobs, batch).double()
     assert relative(sums[True], sums[False]) < 1e-4, sums

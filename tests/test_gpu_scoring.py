@@ -13,22 +13,32 @@ import random
 
 import pytest
 import torch
+from test_gpu_decoding import _model
 
 from lineage.evaluation.generation import generate_greedy
 from lineage.evaluation.packed_scoring import attention_for_packing, first_fit, packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.training.packing import PackingError
-from test_gpu_decoding import _model
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-ARCHS = ["llama", pytest.param("nemotron_h", marks=pytest.mark.skipif(
-    importlib.util.find_spec("mamba_ssm") is None, reason="needs the Mamba-2 kernels"))]
+ARCHS = [
+    "llama",
+    pytest.param(
+        "nemotron_h",
+        marks=pytest.mark.skipif(importlib.util.find_spec("mamba_ssm") is None, reason="needs the Mamba-2 kernels"),
+    ),
+]
 
 
 def _requests(n, seed, vocab=300):
     rng = random.Random(seed)
-    return [([rng.randrange(3, vocab) for _ in range(rng.randrange(8, 300))],
-             [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 200))]) for _ in range(n)]
+    return [
+        (
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(8, 300))],
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 200))],
+        )
+        for _ in range(n)
+    ]
 
 
 @pytest.fixture(scope="module", params=ARCHS)
@@ -75,8 +85,10 @@ def test_a_request_does_not_see_its_neighbours(model):
     others = _requests(8, seed=4)
     assert first_fit([7] + [len(c) + len(k) for c, k in others], 4096)[0][-1] == 0
     alone = packed_loglikelihood(model, [mine], pack_tokens=4096)[0].logprob
-    moved = [abs(packed_loglikelihood(model, [mine] + neighbours, pack_tokens=4096)[0].logprob - alone)
-             for neighbours in (others, [(list(reversed(c)), k) for c, k in others])]
+    moved = [
+        abs(packed_loglikelihood(model, [mine] + neighbours, pack_tokens=4096)[0].logprob - alone)
+        for neighbours in (others, [(list(reversed(c)), k) for c, k in others])
+    ]
     # what a leak would do: the same neighbours as visible context
     prefix = [token for context, continuation in others for token in context + continuation]
     leaked = abs(loglikelihood(model, [(prefix + mine[0], mine[1])])[0].logprob - alone)

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from _eval_fixtures import make_checkpoint
+
 from lineage.checkpoint import load_model
 from lineage.evaluation.generation import generate_greedy, left_padded, naive_generate
 from lineage.evaluation.graph_decoding import GraphDecoder, unsupported_reason
@@ -51,8 +51,12 @@ def test_rows_do_not_see_the_batch_filler_or_each_other(model):
 def test_matches_generate_across_batches_of_one_decoder(model):
     prompts = _prompts(9, seed=3)
     reference = generate_greedy(model, prompts, max_new_tokens=15, stop_ids=[7, 11], pad_id=0, batch_size=4)
-    assert generate_greedy(model, prompts, max_new_tokens=15, stop_ids=[7, 11], pad_id=0, batch_size=4,
-                           cache="graph", bucket=8) == reference
+    assert (
+        generate_greedy(
+            model, prompts, max_new_tokens=15, stop_ids=[7, 11], pad_id=0, batch_size=4, cache="graph", bucket=8
+        )
+        == reference
+    )
 
 
 def test_a_batch_longer_than_the_cache_is_refused(model):
@@ -62,11 +66,13 @@ def test_a_batch_longer_than_the_cache_is_refused(model):
 
 
 def test_models_it_cannot_mask_are_refused_with_the_setting_to_change():
-    flash = SimpleNamespace(config=SimpleNamespace(_attn_implementation="flash_attention_2",
-                                                   layer_types=["full_attention"]))
+    flash = SimpleNamespace(
+        config=SimpleNamespace(_attn_implementation="flash_attention_2", layer_types=["full_attention"])
+    )
     assert "flash_attention_2" in unsupported_reason(flash)
-    sliding = SimpleNamespace(config=SimpleNamespace(_attn_implementation="sdpa",
-                                                     layer_types=["sliding_attention", "full_attention"]))
+    sliding = SimpleNamespace(
+        config=SimpleNamespace(_attn_implementation="sdpa", layer_types=["sliding_attention", "full_attention"])
+    )
     assert "sliding_attention" in unsupported_reason(sliding)
     with pytest.raises(ValueError, match="eval.cache"):
         GraphDecoder(sliding, batch_size=1, cache_len=8, max_new_tokens=2, stop_ids=[])

@@ -34,8 +34,9 @@ def batch(rows: int = 3, length: int = 13):
 def reference_loss(model, input_ids, labels) -> torch.Tensor:
     """The loss from the model's own forward: every position's logits, shifted, fp32-or-better CE."""
     logits = model(input_ids=input_ids, use_cache=False).logits
-    return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten(), ignore_index=IGNORE_INDEX,
-                           reduction="sum")
+    return F.cross_entropy(
+        logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten(), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
 
 
 def grads(model) -> dict[str, torch.Tensor]:

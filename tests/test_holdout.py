@@ -8,8 +8,14 @@ from lineage.data.preferences import battle_pairs, split_holdout
 
 
 def preferred(prompt_id, rejected="No."):
-    return {"prompt_id": prompt_id, "battle_id": f"b{prompt_id}", "messages": [{"role": "user", "content": "q"}],
-            "preferred": "Yes.", "preferred_side": "own", "rejected": rejected}
+    return {
+        "prompt_id": prompt_id,
+        "battle_id": f"b{prompt_id}",
+        "messages": [{"role": "user", "content": "q"}],
+        "preferred": "Yes.",
+        "preferred_side": "own",
+        "rejected": rejected,
+    }
 
 
 def test_split_by_modulus():

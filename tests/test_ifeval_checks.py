@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from _ifeval_cases import CASES, LOOSE_ONLY, item
+
 from lineage.evaluation import ifeval
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "eval" / "ifeval.jsonl"
@@ -69,9 +69,12 @@ def test_unknown_instruction_is_named():
 
 
 # An instruction lm-eval builds from chance: a non-letter to count, and a left-out sentence count.
-PLANTED = {"key": 9001, "prompt": "Write a short note that uses the character # at least 3 times.",
-           "instruction_id_list": ["keywords:letter_frequency", "length_constraints:number_sentences"],
-           "kwargs": [{"letter": "#", "let_frequency": 3, "let_relation": "at least"}, {}]}
+PLANTED = {
+    "key": 9001,
+    "prompt": "Write a short note that uses the character # at least 3 times.",
+    "instruction_id_list": ["keywords:letter_frequency", "length_constraints:number_sentences"],
+    "kwargs": [{"letter": "#", "let_frequency": 3, "let_relation": "at least"}, {}],
+}
 PROBE = """
 import json, random, sys
 sys.path.insert(0, "workflow/scripts")
@@ -92,8 +95,14 @@ def test_a_planted_chance_item_gets_the_same_verdict_in_every_process():
     outputs = set()
     for seed in range(4):
         env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        proc = subprocess.run([sys.executable, "-c", PROBE, str(seed), json.dumps(PLANTED), response], cwd=repo,
-                              env=env, capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, str(seed), json.dumps(PLANTED), response],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         outputs.add(proc.stdout.strip().splitlines()[-1])
     assert len(outputs) == 1, outputs
     result = json.loads(outputs.pop())

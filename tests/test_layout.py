@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from workflow_helpers import REPO
 
 PACKAGE = REPO / "workflow" / "scripts" / "lineage"
@@ -73,7 +72,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+                return path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt]
             if nxt not in state and (cycle := visit(nxt, [*path, nxt])):
                 return cycle
         state[node] = 2
@@ -106,11 +105,17 @@ def test_the_circle_finder_finds_a_circle():
 def test_what_the_rule_files_import_needs_no_torch():
     """Snakemake parses the workflow in a second: the modules rules/common.smk imports, and the
     benchmark declarations they read, load without torch or transformers."""
-    imported = [line.split()[1] for line in (REPO / "rules" / "common.smk").read_text().splitlines()
-                if line.startswith("from lineage")]
+    imported = [
+        line.split()[1]
+        for line in (REPO / "rules" / "common.smk").read_text().splitlines()
+        if line.startswith("from lineage")
+    ]
     assert "lineage.evaluation.benchmarks" in imported
-    code = "import sys\n" + "".join(f"import {name}\n" for name in imported) + \
-           "print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    code = (
+        "import sys\n"
+        + "".join(f"import {name}\n" for name in imported)
+        + "print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    )
     env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

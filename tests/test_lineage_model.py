@@ -7,10 +7,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+
 from lineage.canonical import canonical, numbers_by_schema
 from lineage.evaluation.benchmarks import BENCHMARKS, PART_NAMES
-from lineage.workflow.runs import ConfigError, SoupRecipe, build_lineage
 from lineage.training.recipe import DpoRecipe, SftRecipe
+from lineage.workflow.runs import ConfigError, SoupRecipe, build_lineage
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -62,11 +63,17 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
     assert sftw2.lineage_extra == {"card_lr": 5e-6, "lr_scale": 100.0}
     assert dpo2.recipe.steps == 8 and dpo2.recipe.beta == 0.1  # the embedded override, recipe.dpo_beta
     assert lin.runs["sftwFr6"].world_size == 2  # its override is for the full scale only
-    full = lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
-                         scales__full__export__path="resources/sample/battles.jsonl",
-                         scales__full__eval__unlisted="sample", scales__full__eval__items={},
-                         scales__full__eval__sizes={},
-                         scales__full__resources__train__mem_mb=900000))
+    full = lineage(
+        with_(
+            scale="full",
+            scales__full__stage1__path="resources/bundle",
+            scales__full__export__path="resources/sample/battles.jsonl",
+            scales__full__eval__unlisted="sample",
+            scales__full__eval__items={},
+            scales__full__eval__sizes={},
+            scales__full__resources__train__mem_mb=900000,
+        )
+    )
     assert full.runs["sftwFr6"].world_size == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"
 
@@ -118,10 +125,14 @@ def test_eval_parts_follow_the_registry_and_a_part_job_carries_only_its_own_sett
         ({"scales__embedded__eval__sizes__ifeval": [16, 24]}, "eval.sizes.ifeval: 2 sizes for the 3 parts"),
         ({"scales__embedded__eval__items__arc": "x.jsonl"}, "eval.items: unknown arc"),
         ({"scales__embedded__train__speed__pack_tokens": 512}, "runs.stage1_sft at scale embedded"),
-        ({"scales__embedded__eval__items__gsm8k": "nowhere/gsm8k.jsonl"},
-         "scales.embedded.eval.items.gsm8k: 'nowhere/gsm8k.jsonl' does not exist"),
-        ({"scales__embedded__general_mix__rows": 10**6},
-         "scales.embedded.general_mix.rows: 1,000,000 rows asked for, but its sources hold"),
+        (
+            {"scales__embedded__eval__items__gsm8k": "nowhere/gsm8k.jsonl"},
+            "scales.embedded.eval.items.gsm8k: 'nowhere/gsm8k.jsonl' does not exist",
+        ),
+        (
+            {"scales__embedded__general_mix__rows": 10**6},
+            "scales.embedded.general_mix.rows: 1,000,000 rows asked for, but its sources hold",
+        ),
     ],
 )
 def test_problems_known_before_any_job_are_refused_with_the_key(changes, message):
@@ -141,10 +152,16 @@ def test_every_benchmark_has_items_at_both_scales():
 
 def test_a_benchmark_the_full_scale_does_not_name_is_refused():
     with pytest.raises(ConfigError, match=r"eval.items: missing gsm8k \(lineage/evaluation/benchmarks/gsm8k.py\)"):
-        lineage(with_(scale="full", scales__full__stage1__path="resources/bundle",
-                      scales__full__export__path="resources/sample/battles.jsonl",
-                      scales__full__eval__items={"mmlu": "x.jsonl"}, scales__full__eval__sizes={"mmlu": [1, 1]},
-                      scales__full__resources__train__mem_mb=900000))
+        lineage(
+            with_(
+                scale="full",
+                scales__full__stage1__path="resources/bundle",
+                scales__full__export__path="resources/sample/battles.jsonl",
+                scales__full__eval__items={"mmlu": "x.jsonl"},
+                scales__full__eval__sizes={"mmlu": [1, 1]},
+                scales__full__resources__train__mem_mb=900000,
+            )
+        )
 
 
 def test_the_lineage_is_frozen():

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-
 from _eval_fixtures import make_checkpoint
 from _ifeval_cases import CASES, LOOSE_ONLY, item
+
 from lineage.checkpoint import load_model
 from lineage.evaluation import ifeval, metrics
 from lineage.evaluation.benchmarks import mmlu
 from lineage.evaluation.benchmarks.mmlu import LETTERS
-from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.packed_scoring import packed_loglikelihood
+from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood
 from lineage.evaluation.tasks import RunOptions, completion_text
 
@@ -200,4 +200,5 @@ def test_batched_encoding_moves_trailing_whitespace_as_lm_eval_does(pico, hflm):
     chat, _ = pico
     pairs = [("Answer: ", "Paris"), ("Q?\n\n", "A."), ("plain", " tail"), ("x \t", "\ny")]
     assert [(c, k) for c, k, _ in encode_pairs(chat.encode_batch, pairs)] == [
-        tuple(map(list, hflm._encode_pair(c, k))) for c, k in pairs]
+        tuple(map(list, hflm._encode_pair(c, k))) for c, k in pairs
+    ]

@@ -9,11 +9,16 @@ import random
 
 import pytest
 import torch
-
 from _eval_fixtures import make_checkpoint
+
 from lineage.checkpoint import load_model
 from lineage.evaluation.packed_scoring import (
-    PAD_MULTIPLE, build_pack, first_fit, packed_loglikelihood, unpackable_reason)
+    PAD_MULTIPLE,
+    build_pack,
+    first_fit,
+    packed_loglikelihood,
+    unpackable_reason,
+)
 from lineage.evaluation.scoring import loglikelihood, naive_loglikelihood, prepare_requests
 from lineage.training.packing import PackingError
 
@@ -27,8 +32,10 @@ def llama(tmp_path_factory):
 def _requests(n, seed, vocab=300):
     rng = random.Random(seed)
     return [
-        ([rng.randrange(3, vocab) for _ in range(rng.randrange(1, 30))],
-         [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 12))])
+        (
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 30))],
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 12))],
+        )
         for _ in range(n)
     ]
 

@@ -97,7 +97,12 @@ def test_packed_labels_never_cross_a_row_boundary():
     assert collate_packed(rows, pad_id=0, length=5)["cu_seq_lens"].tolist() == [0, 3, 5]
     assert collate_packed([], pad_id=0, length=4)["cu_seq_lens"].tolist() == [0, 4]  # a rank's empty pack
     trimmed = collate_packed(rows, pad_id=0, length=16, multiple=4)  # 5 tokens of rows: cut to 8, not 16
-    assert trimmed["input_ids"].tolist() == [[1, 2, 3, 4, 5, 0, 0, 0]] and trimmed["cu_seq_lens"].tolist() == [0, 3, 5, 8]
+    assert trimmed["input_ids"].tolist() == [[1, 2, 3, 4, 5, 0, 0, 0]] and trimmed["cu_seq_lens"].tolist() == [
+        0,
+        3,
+        5,
+        8,
+    ]
     assert collate_packed(rows, pad_id=0, length=6, multiple=4)["input_ids"].shape == (1, 6)  # never past length
 
 
@@ -155,15 +160,24 @@ def test_pack_tokens_below_max_length_is_refused(base, tmp_path, capsys):
 
 
 def test_varlen_attention_is_refused_on_cpu(base, tmp_path, capsys):
-    args = train_args(base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen", device="cpu")
+    args = train_args(
+        base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen", device="cpu"
+    )
     with pytest.raises(SystemExit):
         run_in_process("train_sft", args)
     assert "--packed-attention varlen runs a CUDA kernel; on CPU use sdpa" in capsys.readouterr().err
 
 
 def test_varlen_attention_in_fp32_is_refused_before_any_step(base, tmp_path, capsys):
-    args = train_args(base["base"], base["sft"], tmp_path / "out", packing=True, packed_attention="varlen",
-                      device="cuda", precision="fp32")
+    args = train_args(
+        base["base"],
+        base["sft"],
+        tmp_path / "out",
+        packing=True,
+        packed_attention="varlen",
+        device="cuda",
+        precision="fp32",
+    )
     with pytest.raises(SystemExit):
         run_in_process("train_sft", args)
     assert "computes in bfloat16 or float16, not float32; train in bf16" in capsys.readouterr().err
@@ -180,7 +194,9 @@ def test_varlen_packed_rows_match_the_sdpa_row_mask_and_see_only_themselves(base
     varlen = AutoModelForCausalLM.from_pretrained(base["base"], attn_implementation="varlen", **load)
     generator = torch.Generator().manual_seed(0)
     vocab = sdpa.config.vocab_size
-    rows = [SimpleNamespace(input_ids=torch.randint(3, vocab, (n,), generator=generator).tolist()) for n in (90, 140, 60)]
+    rows = [
+        SimpleNamespace(input_ids=torch.randint(3, vocab, (n,), generator=generator).tolist()) for n in (90, 140, 60)
+    ]
     for row in rows:
         row.labels = row.input_ids
 

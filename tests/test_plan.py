@@ -4,9 +4,8 @@ peak memory measured on one H200."""
 import json
 import re
 
-import pytest
-
 import plan
+import pytest
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +57,12 @@ def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
     card = plan.build_meta_model("nemotron_h", "30b_a3b_reduced", 2048)
     attention_only = plan.build_meta_model("qwen3_moe", "card_experts_4l", 2048)
     assert plan.layer_kinds(attention_only) == ["attention_moe"] * 4
-    down = [dict(m.named_parameters())["down_proj"].shape for model in (card, attention_only) for m in model.modules()
-            if type(m).__name__.endswith("Experts")]
+    down = [
+        dict(m.named_parameters())["down_proj"].shape
+        for model in (card, attention_only)
+        for m in model.modules()
+        if type(m).__name__.endswith("Experts")
+    ]
     assert len(set(down)) == 1 and down[0] == (128, 2688, 1856)  # experts x hidden x expert width
     for model in (card, attention_only):
         assert model.config.num_experts_per_tok == 6
@@ -82,13 +85,17 @@ def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybr
     assert plan.shard_group(1, 8, "hybrid") == 8
 
 
-ROW = r"^\| {run} \| [\d,]+ \| (?P<source>[^|]+) \| (?P<tokens>[\d,]+) \| (?P<micro>[\d.]+) \| {nodes} \| {e} \| {sharding} \| " \
-      r"(?P<gib>[\d.]+)(?P<nofit> \(does not fit\))? \| (?P<host>[\d,]+) \| (?P<fast>[\d.]+)-(?P<slow>[\d.]+) \|"
+ROW = (
+    r"^\| {run} \| [\d,]+ \| (?P<source>[^|]+) \| (?P<tokens>[\d,]+) \| (?P<micro>[\d.]+) \| {nodes} \| {e} \| {sharding} \| "
+    r"(?P<gib>[\d.]+)(?P<nofit> \(does not fit\))? \| (?P<host>[\d,]+) \| (?P<fast>[\d.]+)-(?P<slow>[\d.]+) \|"
+)
 
 
 def rows(out, run, nodes=1, e=1, sharding="full"):
-    return [m.groupdict() for m in re.finditer(ROW.format(run=re.escape(run), nodes=nodes, e=e, sharding=sharding),
-                                                 out, re.M)]
+    return [
+        m.groupdict()
+        for m in re.finditer(ROW.format(run=re.escape(run), nodes=nodes, e=e, sharding=sharding), out, re.M)
+    ]
 
 
 def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
@@ -110,7 +117,8 @@ def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
     reference = tmp_path / "reference.jsonl"
     lines = [{"format": "reference-logprobs/1"}] + [
         {"key": str(i), "row": i, "chosen": -1.0, "rejected": -2.0, "lengths": [600, 400], "labelled": [300, 200]}
-        for i in range(4)]
+        for i in range(4)
+    ]
     reference.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert plan.main(["--lineage", "--nodes-list", "1"]) == 0
     bound = capsys.readouterr().out
@@ -133,8 +141,12 @@ def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     one, eight = (plan.plan(base, gpus=8, micro_tokens=4096, checkpointing=True, expert_parallel=e) for e in (1, 8))
     assert eight.static == one.static and eight.gathered < one.gathered / 2
     counts = one.counts
-    fsdp = [plan.traffic(counts.total, nodes=1, gpus=8, sharding="full", micro_steps=8, experts=experts,
-                         expert_parallel=e).intra_bytes for e in (1, 8)]
+    fsdp = [
+        plan.traffic(
+            counts.total, nodes=1, gpus=8, sharding="full", micro_steps=8, experts=experts, expert_parallel=e
+        ).intra_bytes
+        for e in (1, 8)
+    ]
     assert fsdp[1] == pytest.approx(fsdp[0] * (counts.total - experts) / counts.total)
     tokens = 8 * 4096
     sent = plan.all_to_all_bytes(base, tokens, 8, checkpointing=True)
@@ -154,8 +166,9 @@ def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
     stats = tmp_path / "token_stats.json"
     entry = {"kind": "sft", "tokens": 4000 * 100, "trained_tokens": 2000 * 100, "histogram": {"1000": 100, "3000": 100}}
     stats.write_text(json.dumps({"sets": {"winners_x40": entry, "winners": entry}}))
-    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--token-stats",
-                      str(stats)]) == 0
+    assert (
+        plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--token-stats", str(stats)]) == 0
+    )
     out = capsys.readouterr().out
     (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
     assert one["source"].strip() == "token stats"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import publish
 import pytest
 import yaml
 from _training_fixtures import build_base
@@ -13,7 +14,6 @@ from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
 from transformers import AutoConfig
 
-import publish
 from lineage.chat import load_bundle
 from lineage.checkpoint import verify_checkpoint
 from lineage.workflow.runs import build_lineage
@@ -28,8 +28,14 @@ def published(tmp_path_factory) -> Path:
     model = build_base(root)["base"]
     (model / ".snakemake_timestamp").write_text("")  # what Snakemake leaves in a directory() output
     results = []
-    for benchmark, part, score in (("mmlu", "A", 0.31), ("mmlu", "B", 0.29), ("gsm8k", "A", 0.05),
-                                   ("ifeval", "C", 0.4), ("degen", "A", 0.12), ("margin", None, 0.55)):
+    for benchmark, part, score in (
+        ("mmlu", "A", 0.31),
+        ("mmlu", "B", 0.29),
+        ("gsm8k", "A", 0.05),
+        ("ifeval", "C", 0.4),
+        ("degen", "A", 0.12),
+        ("margin", None, 0.55),
+    ):
         path = root / f"{benchmark}_{part}.json"
         path.write_text(json.dumps({"benchmark": benchmark, "part": part, "run": "soupF2", "score": score, "n": 16}))
         results.append(str(path))
@@ -37,8 +43,20 @@ def published(tmp_path_factory) -> Path:
     table.write_text("| metric | soupF2 |\n|---|---|\n| MMLU A / B (n 16 / 16) | 31.0 / 29.0 |\n")
     meta = build_lineage(CONFIG, base_dir=REPO).card_meta(CONFIG["publish"])
     out = root / "published" / "soupF2"
-    publish.main(["--model", str(model), "--meta", json.dumps(meta), "--eval-table", str(table), "--result", *results,
-                  "--out", str(out)])
+    publish.main(
+        [
+            "--model",
+            str(model),
+            "--meta",
+            json.dumps(meta),
+            "--eval-table",
+            str(table),
+            "--result",
+            *results,
+            "--out",
+            str(out),
+        ]
+    )
     return out
 
 
@@ -77,7 +95,9 @@ def test_the_system_prompt_is_exactly_what_training_used(published):
 def test_at_full_scale_the_public_sets_are_named_by_their_hub_ids():
     from lineage.evaluation.card import eval_results
 
-    results = [{"benchmark": "mmlu", "part": "A", "score": 0.7, "n": 1000},
-               {"benchmark": "ifeval", "part": "C", "score": 0.73, "n": 753}]
+    results = [
+        {"benchmark": "mmlu", "part": "A", "score": 0.7, "n": 1000},
+        {"benchmark": "ifeval", "part": "C", "score": 0.73, "n": 753},
+    ]
     entries = eval_results(results, {"mmlu": "data/mmlu.jsonl", "ifeval": "data/if.jsonl"}, full_scale=True)
     assert [e.dataset_type for e in entries] == ["cais/mmlu", "data/if.jsonl"]  # the card's IF sets are its own

@@ -5,9 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import install_punkt
 import pytest
 
-import install_punkt
 from lineage.evaluation import nltk_setup
 
 TEXT = install_punkt.CHECK_TEXT

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import read_battles
 from battle_factory import battle, write_export
 
-import read_battles
 from lineage.data.export import check_quarantine_fraction, read_export
-from lineage.io import DataError
 from lineage.errors import run_cli
+from lineage.io import DataError
 
 
 def _missing_field():
@@ -64,10 +64,20 @@ def test_strict_names_file_line_and_field(tmp_path, case):
 
 def test_strict_cli_exits_nonzero(tmp_path, capsys):
     path = write_export(tmp_path / "export.jsonl", [battle("b1", 1), BAD_ROWS["unknown_vote"][0]])
-    code = run_cli(lambda: read_battles.main(
-        ["--export", str(path), "--out", str(tmp_path / "o.jsonl"), "--quarantine", str(tmp_path / "q.jsonl"),
-         "--strict"]
-    ), prog="read_battles.py")
+    code = run_cli(
+        lambda: read_battles.main(
+            [
+                "--export",
+                str(path),
+                "--out",
+                str(tmp_path / "o.jsonl"),
+                "--quarantine",
+                str(tmp_path / "q.jsonl"),
+                "--strict",
+            ]
+        ),
+        prog="read_battles.py",
+    )
     assert code != 0
     assert f"{path}:2: field 'vote'" in capsys.readouterr().err
     assert not (tmp_path / "o.jsonl").exists()

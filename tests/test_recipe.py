@@ -5,6 +5,7 @@ import dataclasses
 import json
 
 import pytest
+
 from lineage.training.cli import resume_hash, training_parser
 from lineage.training.recipe import (
     RECIPES,
@@ -69,8 +70,9 @@ def test_a_complete_recipe_leaves_nothing_to_the_defaults():
 def test_a_flag_overrides_the_recipe_json_and_unset_flags_do_not():
     parser = training_parser("test", SftRecipe)
     given = SftRecipe(lr=3e-4, steps=10, warmup_steps=2, seed=7).to_json()
-    args = parser.parse_args(["--init", "i", "--data", "d", "--out", "o", "--recipe", given, "--steps", "12",
-                              "--packing"])
+    args = parser.parse_args(
+        ["--init", "i", "--data", "d", "--out", "o", "--recipe", given, "--steps", "12", "--packing"]
+    )
     recipe = recipe_from_args(args, SftRecipe)
     assert (recipe.lr, recipe.steps, recipe.warmup_steps, recipe.seed, recipe.packing) == (3e-4, 12, 2, 7, True)
 
@@ -78,8 +80,16 @@ def test_a_flag_overrides_the_recipe_json_and_unset_flags_do_not():
 def test_the_resume_hash_follows_resume_fields_only():
     data, parent = [{"sha256": "d"}], {"files": {"model.safetensors": "p"}}
     base = SftRecipe(steps=10)
-    same = [dataclasses.replace(base, micro_batch_rows=2, global_batch_rows=512, activation_checkpointing=True,
-                                ce_chunk_tokens=512, compile=True)]
+    same = [
+        dataclasses.replace(
+            base,
+            micro_batch_rows=2,
+            global_batch_rows=512,
+            activation_checkpointing=True,
+            ce_chunk_tokens=512,
+            compile=True,
+        )
+    ]
     other = [dataclasses.replace(base, lr=1e-5), dataclasses.replace(base, seed=1), dataclasses.replace(base, steps=11)]
     assert all(resume_hash(r, data, parent) == resume_hash(base, data, parent) for r in same)
     assert all(resume_hash(r, data, parent) != resume_hash(base, data, parent) for r in other)

@@ -53,7 +53,7 @@ def clean(text):
     """Drop a trailing sources section, footnote definitions, markers and link targets."""
     lines = text.split("\n")
     for i in range(len(lines) - 1, 0, -1):
-        if SECTION_LABEL.match(lines[i].strip()) and all(SECTION_BODY.match(line) for line in lines[i + 1:]):
+        if SECTION_LABEL.match(lines[i].strip()) and all(SECTION_BODY.match(line) for line in lines[i + 1 :]):
             lines = lines[:i]
             break
     text = FOOTNOTE_DEF.sub("", "\n".join(lines))
@@ -117,7 +117,9 @@ def test_battle_rows_are_well_formed(battles):
         assert isinstance(b["prompt_id"], int) and b["prompt_id"] >= 1
         assert b["messages"][-1]["role"] == "user"
         assert [m["role"] for m in b["messages"]] in (["user"], ["user", "assistant", "user"])
-        assert conversations.setdefault(b["prompt_id"], b["messages"]) == b["messages"], "one prompt_id, two conversations"
+        assert conversations.setdefault(b["prompt_id"], b["messages"]) == b["messages"], (
+            "one prompt_id, two conversations"
+        )
         assert b["own"]["model"] == "ember-stage1" and b["other"]["model"] != "ember-stage1"
         assert re.fullmatch(r"2026-\d\d-\d\dT\d\d:\d\d:\d\dZ", b["created_at"])
         if b["vote"] in DECISIVE:
@@ -141,7 +143,7 @@ def test_dedup_keeps_one_battle_per_prompt(battles):
     kept = dedup(battles)
     assert len(kept) == 140
     shapes = Counter()
-    for pid, (keep, best, by_answer) in kept.items():
+    for _, (_, best, by_answer) in kept.items():
         wins = sorted((len(g) for g in by_answer.values()), reverse=True)
         shapes[tuple(wins)] += 1
         raw = {b[DECISIVE[b["vote"]]]["answer"] for b in best}
@@ -154,7 +156,7 @@ def test_dedup_keeps_one_battle_per_prompt(battles):
 
 
 def test_one_one_ties_go_to_the_latest(battles):
-    for pid, (keep, best, by_answer) in dedup(battles).items():
+    for _, (keep, _, by_answer) in dedup(battles).items():
         if sorted(len(g) for g in by_answer.values()) == [1, 1]:
             assert keep["created_at"] == max(g[0]["created_at"] for g in by_answer.values())
 
@@ -172,23 +174,45 @@ def test_missing_losers(battles):
     assert len(recovered_from_duplicate) == 2
     assert len(kept) - len(unrecoverable) == 135
     assert not [pid for pid in unrecoverable if pid % 5 == 0], "every holdout pair is complete"
-    superseded_null = [b for pid, (keep, best, groups) in kept.items() for g in groups.values() for b in g
-                       if b is not keep and loser(b) is None]
+    superseded_null = [
+        b
+        for pid, (keep, best, groups) in kept.items()
+        for g in groups.values()
+        for b in g
+        if b is not keep and loser(b) is None
+    ]
     assert superseded_null, "some superseded duplicates lack a loser too"
 
 
 def test_winning_answers_are_longer(battles):
-    diffs = [len(b[DECISIVE[b["vote"]]]["answer"].split()) - len(loser(b).split())
-             for b in battles if b["vote"] in DECISIVE and loser(b)]
+    diffs = [
+        len(b[DECISIVE[b["vote"]]]["answer"].split()) - len(loser(b).split())
+        for b in battles
+        if b["vote"] in DECISIVE and loser(b)
+    ]
     assert 60 < sum(diffs) / len(diffs) < 120
 
 
 def test_citation_styles_and_lookalikes_present(battles):
     answers = [b[side]["answer"] for b in battles for side in ("own", "other") if b[side]["answer"]]
     text = "\n".join(answers)
-    for pattern in [r"\[\d\]", r"\[\d\]\[\d\]", r"\[\d, \d\]", r"\[1-\d\]", r"\[\^\d\]", r"^\[\^\d\]: ", r"【\d+†source】",
-                    r"【\d+:\d+†\w+\.pdf】", r"<sup>\d</sup>", r"\]\(https://", r"^## Sources$", r"^\*\*Sources:\*\*$",
-                    r"^Sources:$", r"^### References$", r"^References:$"]:
+    for pattern in [
+        r"\[\d\]",
+        r"\[\d\]\[\d\]",
+        r"\[\d, \d\]",
+        r"\[1-\d\]",
+        r"\[\^\d\]",
+        r"^\[\^\d\]: ",
+        r"【\d+†source】",
+        r"【\d+:\d+†\w+\.pdf】",
+        r"<sup>\d</sup>",
+        r"\]\(https://",
+        r"^## Sources$",
+        r"^\*\*Sources:\*\*$",
+        r"^Sources:$",
+        r"^### References$",
+        r"^References:$",
+    ]:
         assert re.search(pattern, text, re.M), f"no answer carries {pattern!r}"
     for lookalike in ["matrix[0][2]", "`arr[1]`", "print(arr[1])", "- [x] ", "sources of protein"]:
         assert lookalike in text, lookalike
@@ -262,12 +286,20 @@ def test_gsm8k_format():
 
 
 IFEVAL_KWARGS = {  # argument names of lm-eval's IFEval registry
-    "punctuation:no_comma": set(), "change_case:english_lowercase": set(), "change_case:english_capital": set(),
-    "detectable_format:number_bullet_lists": {"num_bullets"}, "detectable_format:title": set(),
-    "detectable_format:json_format": set(), "keywords:existence": {"keywords"}, "keywords:forbidden_words": {"forbidden_words"},
-    "length_constraints:number_words": {"relation", "num_words"}, "length_constraints:number_paragraphs": {"num_paragraphs"},
-    "startend:end_checker": {"end_phrase"}, "startend:quotation": set(),
-    "detectable_content:postscript": {"postscript_marker"}, "combination:repeat_prompt": {"prompt_to_repeat"},
+    "punctuation:no_comma": set(),
+    "change_case:english_lowercase": set(),
+    "change_case:english_capital": set(),
+    "detectable_format:number_bullet_lists": {"num_bullets"},
+    "detectable_format:title": set(),
+    "detectable_format:json_format": set(),
+    "keywords:existence": {"keywords"},
+    "keywords:forbidden_words": {"forbidden_words"},
+    "length_constraints:number_words": {"relation", "num_words"},
+    "length_constraints:number_paragraphs": {"num_paragraphs"},
+    "startend:end_checker": {"end_phrase"},
+    "startend:quotation": set(),
+    "detectable_content:postscript": {"postscript_marker"},
+    "combination:repeat_prompt": {"prompt_to_repeat"},
 }
 
 

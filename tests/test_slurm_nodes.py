@@ -26,6 +26,7 @@ import slurm_nodes_cluster
 from safetensors.numpy import load_file
 from workflow_helpers import copy_workflow
 
+
 def namespaces_refused() -> str:
     """Why this machine cannot make the nodes' namespaces ('' when it can)."""
     if os.geteuid() != 0:
@@ -51,10 +52,22 @@ MODEL = f"results/embedded/models/{RUN}"
 
 def profile(*overlays: str) -> list[str]:
     """The profile as users run it, plus this cluster's partitions and squeue (no accounting database)."""
-    return ["--profile", "profiles/slurm", *CONFIG, *overlays,
-            "--slurm-partition-config", str(DATA / "slurm_partitions.yaml"),
-            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
-            "--seconds-between-status-checks", "2", "--jobs", "2"]
+    return [
+        "--profile",
+        "profiles/slurm",
+        *CONFIG,
+        *overlays,
+        "--slurm-partition-config",
+        str(DATA / "slurm_partitions.yaml"),
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--seconds-between-status-checks",
+        "2",
+        "--jobs",
+        "2",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +85,9 @@ def workdir(tmp_path_factory, cluster) -> Path:
     root = copy_workflow(tmp_path_factory.mktemp("slurm-nodes"))
     shims = root / ".sbatch-log"
     shims.mkdir()
-    (shims / "sbatch").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {shims}/calls\nexec {shutil.which("sbatch")} "$@"\n')
+    (shims / "sbatch").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$*" >> {shims}/calls\nexec {shutil.which("sbatch")} "$@"\n'
+    )
     (shims / "sbatch").chmod(0o755)
     run_snakemake(root, "dpo1", "--cores", "2", *CONFIG)
     return root
@@ -80,11 +95,13 @@ def workdir(tmp_path_factory, cluster) -> Path:
 
 def run_snakemake(cwd: Path, *args: str, timeout: int = 1200, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{cwd / '.sbatch-log'}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n"
-                             f"{proc.stderr[-6000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
+        )
     return proc
 
 
@@ -163,8 +180,11 @@ def _rank_on_second_node_after_a_saved_state(state: Path, timeout: float) -> int
     """The pid of the training rank on lineage-n2, once the run has written a complete state."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ranks = [pid for pid in slurm_nodes_cluster.processes_on("lineage-n2", "train_sft.py")
-                 if "accelerate" not in _cmdline(pid) and "launch_node" not in _cmdline(pid)]
+        ranks = [
+            pid
+            for pid in slurm_nodes_cluster.processes_on("lineage-n2", "train_sft.py")
+            if "accelerate" not in _cmdline(pid) and "launch_node" not in _cmdline(pid)
+        ]
         if ranks and any(state.glob("*/step_*/COMPLETE")):
             return ranks[0]
         time.sleep(0.5)

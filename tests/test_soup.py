@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soup as soup_cli
 import torch
 from safetensors.torch import save_file
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-import soup as soup_cli
 from lineage.checkpoint import (
     init_root,
     lineage_record,
@@ -36,6 +36,7 @@ from lineage.checkpoint import (
     verify_checkpoint,
     write_lineage,
 )
+from lineage.io import sha256_file
 from lineage.shards import (
     CheckpointError,
     ShardWriter,
@@ -46,7 +47,6 @@ from lineage.shards import (
     shown_dtype,
     write_safetensors,
 )
-from lineage.io import sha256_file
 from lineage.soup import methods
 from lineage.soup.checks import SoupError, read_layout, trace_root
 from lineage.soup.stream import make_soup
@@ -57,8 +57,16 @@ SHARD = 16 * 1024  # bytes: a pico model (~90 KB in bf16) spreads over several s
 
 
 def pico_config(**overrides) -> LlamaConfig:
-    sizes = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=2, vocab_size=64, bos_token_id=1, eos_token_id=2)
+    sizes = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=64,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     return LlamaConfig(**{**sizes, **overrides})
 
 
@@ -70,8 +78,9 @@ def companions(tmp_path_factory) -> Path:
     vocab = {word: i for i, word in enumerate(words + [f"w{i}" for i in range(64 - len(words))])}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<|im_start|>",
-                            eos_token="<|im_end|>").save_pretrained(directory)
+    PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="<unk>", bos_token="<|im_start|>", eos_token="<|im_end|>"
+    ).save_pretrained(directory)
     for file in BUNDLE.iterdir():
         shutil.copy(file, directory / file.name)
     return directory
@@ -84,8 +93,18 @@ def stage1(tmp_path_factory, companions) -> Path:
     return build(directory, seed=0, companions=companions, kind="base", root={"run": "stage1", "fingerprint": "f" * 64})
 
 
-def build(directory: Path, *, seed: int, companions: Path, parent: Path | None = None, root=None, kind="sft",
-          config: LlamaConfig | None = None, mutate=None, max_shard_bytes: int = SHARD) -> Path:
+def build(
+    directory: Path,
+    *,
+    seed: int,
+    companions: Path,
+    parent: Path | None = None,
+    root=None,
+    kind="sft",
+    config: LlamaConfig | None = None,
+    mutate=None,
+    max_shard_bytes: int = SHARD,
+) -> Path:
     """Save a random pico model in bf16; `mutate(state_dict)` may rename, reshape or recast tensors."""
     config = config or pico_config()
     torch.manual_seed(seed)
@@ -94,11 +113,14 @@ def build(directory: Path, *, seed: int, companions: Path, parent: Path | None =
         state = mutate(state)
     config.dtype = torch.bfloat16
     lineage = lineage_record(
-        run=directory.name, kind=kind, root=root or init_root(read_lineage(parent)),
+        run=directory.name,
+        kind=kind,
+        root=root or init_root(read_lineage(parent)),
         parents=[parent_entry(parent.name, parent)] if parent else [],
     )
-    save_checkpoint(directory, state, config=config, companions_from=companions, lineage=lineage,
-                    max_shard_bytes=max_shard_bytes)
+    save_checkpoint(
+        directory, state, config=config, companions_from=companions, lineage=lineage, max_shard_bytes=max_shard_bytes
+    )
     return directory
 
 
@@ -121,15 +143,22 @@ def edit(directory: Path, name: str, change) -> None:
 @pytest.fixture
 def runs(tmp_path, stage1, companions):
     """Three fine-tunes of stage1 (different seeds stand in for different training runs)."""
-    return {name: build(tmp_path / name, seed=seed, companions=companions, parent=stage1)
-            for name, seed in (("sftw2", 1), ("sftw4", 2), ("sftwF", 3))}
+    return {
+        name: build(tmp_path / name, seed=seed, companions=companions, parent=stage1)
+        for name, seed in (("sftw2", 1), ("sftw4", 2), ("sftwF", 3))
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # The average
 
-ROUNDED_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F8_E4M3": torch.float8_e4m3fn,
-                  "F8_E5M2": torch.float8_e5m2, "F32": torch.float32}
+ROUNDED_DTYPES = {
+    "BF16": torch.bfloat16,
+    "F16": torch.float16,
+    "F8_E4M3": torch.float8_e4m3fn,
+    "F8_E5M2": torch.float8_e5m2,
+    "F32": torch.float32,
+}
 
 
 @pytest.mark.parametrize("name", sorted(ROUNDED_DTYPES))
@@ -154,13 +183,16 @@ def test_numpy_average_rounds_exactly_as_torch_over_every_bit_pattern(name):
     count = got.numel()
     as_numpy = np.dtype(shown_dtype(name))
     with np.errstate(all="ignore"):  # NaN and inf patterns average silently, as in torch
-        methods.linear(got.view(unsigned).numpy().view(as_numpy),
-                              [t.view(unsigned).numpy().view(as_numpy) for t in (first, second)],
-                              [wide(w) for w in weights], np.empty(count, wide), np.empty(count, wide))
+        methods.linear(
+            got.view(unsigned).numpy().view(as_numpy),
+            [t.view(unsigned).numpy().view(as_numpy) for t in (first, second)],
+            [wide(w) for w in weights],
+            np.empty(count, wide),
+            np.empty(count, wide),
+        )
     nan = expected.float().isnan()
     assert torch.equal(got.float().isnan(), nan)
     assert torch.equal(got[~nan].view(unsigned), expected[~nan].view(unsigned))
-
 
 
 def test_equal_weights_equal_fp32_average_rounded_to_bf16_bit_for_bit(tmp_path, runs, stage1):
@@ -190,8 +222,11 @@ def test_three_parents_with_unequal_weights_read_in_small_blocks(tmp_path, runs)
     make_soup(list(runs.items()), out, run="soup3", weights=weights, max_shard_bytes=40_000, block_bytes=96)
     parts = [tensors(d) for d in runs.values()]
     for name, tensor in tensors(out).items():
-        expected = (weights[0] * parts[0][name].float() + weights[1] * parts[1][name].float()
-                    + weights[2] * parts[2][name].float()).to(torch.bfloat16)
+        expected = (
+            weights[0] * parts[0][name].float()
+            + weights[1] * parts[1][name].float()
+            + weights[2] * parts[2][name].float()
+        ).to(torch.bfloat16)
         assert torch.equal(bits(tensor), bits(expected)), name
 
 
@@ -243,8 +278,11 @@ def test_soup_of_soups_traces_the_common_root(tmp_path, runs, stage1):
 
 def test_different_root_is_refused(tmp_path, runs, companions):
     other = build(tmp_path / "other", seed=1, companions=companions, root={"run": "elsewhere", "fingerprint": "e" * 64})
-    with pytest.raises(SoupError, match=r"do not share one initialization: sftw2 \(sftw2 <- stage1\) descends from "
-                                        r"stage1@ffffffffffff, other \(other\) from elsewhere@eeeeeeeeeeee"):
+    with pytest.raises(
+        SoupError,
+        match=r"do not share one initialization: sftw2 \(sftw2 <- stage1\) descends from "
+        r"stage1@ffffffffffff, other \(other\) from elsewhere@eeeeeeeeeeee",
+    ):
         make_soup([("sftw2", runs["sftw2"]), ("other", other)], tmp_path / "out", run="out")
     assert not (tmp_path / "out").exists()
 
@@ -255,8 +293,11 @@ def test_lineage_whose_root_contradicts_its_parents_is_refused(tmp_path, runs, c
     claimed = {"run": "elsewhere", "fingerprint": "e" * 64}
     edit(soup24, "lineage.json", lambda text: json.dumps({**json.loads(text), "root": claimed}))
     other = build(tmp_path / "other", seed=5, companions=companions, root=claimed)
-    with pytest.raises(SoupError, match=r"soup24/lineage.json records root elsewhere@.*parent sftw2 .* descends from "
-                                        r"stage1@.*inconsistent"):
+    with pytest.raises(
+        SoupError,
+        match=r"soup24/lineage.json records root elsewhere@.*parent sftw2 .* descends from "
+        r"stage1@.*inconsistent",
+    ):
         make_soup([("soup24", soup24), ("other", other)], tmp_path / "out", run="out")
 
 
@@ -278,14 +319,23 @@ def test_harmless_config_fields_are_ignored(tmp_path, runs):
     assert json.loads((tmp_path / "out" / "config.json").read_text())["transformers_version"] != "9.9.9"
 
 
-@pytest.mark.parametrize(("name", "change", "message"), [
-    ("chat_template.jinja", lambda t: t.replace("<|im_end|>", "</s>"),
-     r"chat_template.jinja .* first difference at line"),
-    ("system_prompt.txt", lambda t: "You are terse.", r"system_prompt.txt .* first difference at line 1"),
-    ("tokenizer.json", lambda t: t.replace('"w0"', '"v0"'), r"tokenizer.json .* fields differ: model.vocab"),
-    ("tokenizer_config.json", lambda t: json.dumps({**json.loads(t), "eos_token": "<unk>"}),
-     r"tokenizer_config.json .* fields differ: eos_token: '<\|im_end\|>' vs '<unk>'"),
-])
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        (
+            "chat_template.jinja",
+            lambda t: t.replace("<|im_end|>", "</s>"),
+            r"chat_template.jinja .* first difference at line",
+        ),
+        ("system_prompt.txt", lambda t: "You are terse.", r"system_prompt.txt .* first difference at line 1"),
+        ("tokenizer.json", lambda t: t.replace('"w0"', '"v0"'), r"tokenizer.json .* fields differ: model.vocab"),
+        (
+            "tokenizer_config.json",
+            lambda t: json.dumps({**json.loads(t), "eos_token": "<unk>"}),
+            r"tokenizer_config.json .* fields differ: eos_token: '<\|im_end\|>' vs '<unk>'",
+        ),
+    ],
+)
 def test_different_tokenizer_or_bundle_is_refused(tmp_path, runs, name, change, message):
     edit(runs["sftw4"], name, change)
     with pytest.raises(SoupError, match=message):
@@ -295,8 +345,9 @@ def test_different_tokenizer_or_bundle_is_refused(tmp_path, runs, name, change, 
 def test_different_generation_config_is_noted_not_refused(tmp_path, runs):
     edit(runs["sftw4"], "generation_config.json", lambda t: json.dumps({**json.loads(t), "max_new_tokens": 7}))
     logged = []
-    record = make_soup([("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "out", run="out",
-                       log=logged.append)
+    record = make_soup(
+        [("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "out", run="out", log=logged.append
+    )
     assert record["notes"] and "generation_config.json of sftw4 differs" in logged[0]
     assert "max_new_tokens: 1024 vs 7" in logged[0]
 
@@ -305,14 +356,23 @@ def test_different_generation_config_is_noted_not_refused(tmp_path, runs):
 # Tensors and weights
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    (lambda s: {("model.norm.scale" if k == "model.norm.weight" else k): v for k, v in s.items()},
-     r"1 tensor\(s\) of a missing in b: model.norm.weight; 1 tensor\(s\) of b missing in a: model.norm.scale"),
-    (lambda s: {**s, "lm_head.weight": s["lm_head.weight"][:60]},
-     r"1 shape\(s\) differ: lm_head.weight \[64, 32\] vs \[60, 32\]"),
-    (lambda s: {**s, "model.norm.weight": s["model.norm.weight"].float()},
-     r"1 dtype\(s\) differ: model.norm.weight bfloat16 vs float32"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda s: {("model.norm.scale" if k == "model.norm.weight" else k): v for k, v in s.items()},
+            r"1 tensor\(s\) of a missing in b: model.norm.weight; 1 tensor\(s\) of b missing in a: model.norm.scale",
+        ),
+        (
+            lambda s: {**s, "lm_head.weight": s["lm_head.weight"][:60]},
+            r"1 shape\(s\) differ: lm_head.weight \[64, 32\] vs \[60, 32\]",
+        ),
+        (
+            lambda s: {**s, "model.norm.weight": s["model.norm.weight"].float()},
+            r"1 dtype\(s\) differ: model.norm.weight bfloat16 vs float32",
+        ),
+    ],
+)
 def test_different_tensors_are_refused_naming_them(tmp_path, stage1, companions, mutate, message):
     a = build(tmp_path / "a", seed=1, companions=companions, parent=stage1)
     b = build(tmp_path / "b", seed=2, companions=companions, parent=stage1, mutate=mutate)
@@ -348,8 +408,18 @@ def test_corrupted_parent_shard_is_refused_naming_the_file(tmp_path, runs, capsy
     data = bytearray(shard.read_bytes())
     data[-3] ^= 0xFF
     shard.write_bytes(bytes(data))
-    code = soup_cli.main(["--parent", f"sftw2={runs['sftw2']}", "--parent", f"sftw4={runs['sftw4']}",
-                          "--run", "out", "--out", str(tmp_path / "out")])
+    code = soup_cli.main(
+        [
+            "--parent",
+            f"sftw2={runs['sftw2']}",
+            "--parent",
+            f"sftw4={runs['sftw4']}",
+            "--run",
+            "out",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 5  # lineage.errors: integrity
     assert f"refused: {shard}: sha256" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -365,12 +435,12 @@ def _flip_byte_inside(shard: Path, fraction: float) -> None:
 
 
 @pytest.mark.parametrize("parent,fraction", [("sftw2", 0.0), ("sftw2", 0.5), ("coarse", 0.5), ("coarse", 0.99)])
-def test_a_flipped_bit_in_either_parent_aborts_the_streamed_soup(tmp_path, stage1, companions, runs, parent,
-                                                                   fraction):
+def test_a_flipped_bit_in_either_parent_aborts_the_streamed_soup(tmp_path, stage1, companions, runs, parent, fraction):
     """Shards are verified from the bytes the average reads (in file order or not); a mismatch
     found after the first output bytes were written still leaves no output."""
-    runs["coarse"] = build(tmp_path / "coarse", seed=4, companions=companions, parent=stage1,
-                           max_shard_bytes=3 * SHARD)  # read out of file order: cut differently from sftw2
+    runs["coarse"] = build(
+        tmp_path / "coarse", seed=4, companions=companions, parent=stage1, max_shard_bytes=3 * SHARD
+    )  # read out of file order: cut differently from sftw2
     shard = runs[parent] / shard_files(runs[parent])[0]
     _flip_byte_inside(shard, fraction)
     with pytest.raises(CheckpointError, match=rf"{shard}: sha256 .* does not match"):
@@ -398,12 +468,15 @@ def test_stat_verification_trusts_recorded_shards_and_hashes_changed_ones(tmp_pa
     assert verified["sftw2"] == {"by_content": [], "by_stat": shard_files(runs["sftw2"])}
     assert verified["sftw4"]["by_content"] == [rewritten.name]
     assert verified["sftw4"]["by_stat"] == shard_files(runs["sftw4"])[1:]
-    content = make_soup([("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "soup_content",
-                        run="soup", verify="content")["parent_shards_verified"]
+    content = make_soup(
+        [("sftw2", runs["sftw2"]), ("sftw4", runs["sftw4"])], tmp_path / "soup_content", run="soup", verify="content"
+    )["parent_shards_verified"]
     assert content["sftw2"] == {"by_content": shard_files(runs["sftw2"]), "by_stat": []}
     assert tensors(tmp_path / "soup").keys() == tensors(tmp_path / "soup_content").keys()
-    assert all(torch.equal(bits(a), bits(tensors(tmp_path / "soup_content")[name]))
-               for name, a in tensors(tmp_path / "soup").items())
+    assert all(
+        torch.equal(bits(a), bits(tensors(tmp_path / "soup_content")[name]))
+        for name, a in tensors(tmp_path / "soup").items()
+    )
 
 
 def test_a_change_that_keeps_size_and_mtime_needs_content_verification(tmp_path, runs):
@@ -499,8 +572,22 @@ def test_killed_soup_leaves_no_output_and_the_rerun_clears_its_leftovers(tmp_pat
         process.wait()
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".soup24.tmp-")]
     assert not out.exists() and len(leftovers) == 1
-    assert soup_cli.main(["--parent", f"a={runs['sftw2']}", "--parent", f"b={runs['sftw4']}",
-                          "--run", "soup24", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        soup_cli.main(
+            [
+                "--parent",
+                f"a={runs['sftw2']}",
+                "--parent",
+                f"b={runs['sftw4']}",
+                "--run",
+                "soup24",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert verify_checkpoint(out)["run"] == "soup24"
     assert not leftovers[0].exists()
 
@@ -511,15 +598,44 @@ def test_killed_soup_leaves_no_output_and_the_rerun_clears_its_leftovers(tmp_pat
 
 def test_cli_writes_a_weighted_soup_and_reports_it(tmp_path, runs, capsys):
     out = tmp_path / "cli"
-    code = soup_cli.main(["--parent", f"sftw2={runs['sftw2']}", "--parent", f"sftw4={runs['sftw4']}",
-                          "--weights", "0.25,0.75", "--run", "cli", "--out", str(out), "--max-shard-bytes", "32KiB"])
+    code = soup_cli.main(
+        [
+            "--parent",
+            f"sftw2={runs['sftw2']}",
+            "--parent",
+            f"sftw4={runs['sftw4']}",
+            "--weights",
+            "0.25,0.75",
+            "--run",
+            "cli",
+            "--out",
+            str(out),
+            "--max-shard-bytes",
+            "32KiB",
+        ]
+    )
     assert code == 0
     assert "sftw2 x 0.25, sftw4 x 0.75" in capsys.readouterr().out
     record = read_lineage(out)
     assert record["weights"] == [0.25, 0.75] and len(shard_files(out)) >= 2
     assert all((out / s).stat().st_size <= 32 * 1024 + 4096 for s in shard_files(out))
-    assert soup_cli.main(["--parent", f"sftw2={runs['sftw2']}", "--parent", f"sftw4={runs['sftw4']}",
-                          "--weights", "0.3,0.3", "--run", "x", "--out", str(tmp_path / "x")]) == 4  # config
+    assert (
+        soup_cli.main(
+            [
+                "--parent",
+                f"sftw2={runs['sftw2']}",
+                "--parent",
+                f"sftw4={runs['sftw4']}",
+                "--weights",
+                "0.3,0.3",
+                "--run",
+                "x",
+                "--out",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 4
+    )  # config
     assert "refused: weights [0.3, 0.3] sum to 0.6" in capsys.readouterr().err
 
 
@@ -531,9 +647,15 @@ def test_cli_parses_sizes_and_parents():
 
 
 def test_writer_output_is_byte_identical_to_safetensors(tmp_path):
-    sample = {"b": torch.randn(3, 5).to(torch.bfloat16), "a": torch.randn(7), "i": torch.arange(5, dtype=torch.int32),
-              "z": torch.tensor(3.0), "e": torch.empty(0, 4), "m": torch.tensor([True, False]),
-              "h": torch.ones(2).half()}
+    sample = {
+        "b": torch.randn(3, 5).to(torch.bfloat16),
+        "a": torch.randn(7),
+        "i": torch.arange(5, dtype=torch.int32),
+        "z": torch.tensor(3.0),
+        "e": torch.empty(0, 4),
+        "m": torch.tensor([True, False]),
+        "h": torch.ones(2).half(),
+    }
     save_file(sample, tmp_path / "ref.safetensors", metadata={"format": "pt"})
     digest = write_safetensors(tmp_path / "ours.safetensors", sample, {"format": "pt"})
     assert (tmp_path / "ours.safetensors").read_bytes() == (tmp_path / "ref.safetensors").read_bytes()
@@ -549,14 +671,20 @@ def test_truncated_shard_header_is_refused(tmp_path, runs):
 
 @pytest.mark.parametrize("background", [False, True])
 def test_planned_writer_streams_mixed_dtypes_into_loadable_shards(tmp_path, background):
-    sample = {"w": torch.randn(40, 3).to(torch.bfloat16), "n": torch.randn(5), "i": torch.arange(7),
-              "e": torch.empty(0, 2), "m": torch.tensor([True, False, True]), "h": torch.randn(9).half()}
+    sample = {
+        "w": torch.randn(40, 3).to(torch.bfloat16),
+        "n": torch.randn(5),
+        "i": torch.arange(7),
+        "e": torch.empty(0, 2),
+        "m": torch.tensor([True, False, True]),
+        "h": torch.randn(9).half(),
+    }
     with ShardWriter(tmp_path, max_shard_bytes=60, background=background, stage_bytes=64) as writer:
         order = writer.plan([(name, t.dtype, t.shape) for name, t in sample.items()])
         for name in order:
             data = sample[name].reshape(-1).view(torch.uint8)
             for begin in range(0, data.numel(), 48):  # pieces smaller than a tensor and than a stage
-                piece = data[begin:begin + 48]
+                piece = data[begin : begin + 48]
                 writer.claim(piece.numel(), sample[name].element_size())[:] = piece.numpy()
     assert sorted(order) == sorted(sample) and len(shard_files(tmp_path)) > 2
     assert tensors(tmp_path).keys() == sample.keys()

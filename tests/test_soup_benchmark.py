@@ -1,6 +1,6 @@
 """benchmarks/soup.py still runs end to end, on parents small enough for CI (no mergekit).
 
-    .venv/bin/python -m pytest tests/test_soup_benchmark.py -v
+.venv/bin/python -m pytest tests/test_soup_benchmark.py -v
 """
 
 from __future__ import annotations
@@ -17,10 +17,29 @@ def test_soup_benchmark_times_every_method_and_checks_the_outputs(tmp_path):
     report = tmp_path / "report.json"
     methods = ["read", "copy", "copy+sha256", "naive", "ours", "ours-content"]
     done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "soup.py"), "--hidden", "64", "--layers", "2", "--repeats", "1",
-         "--cache", "warm", "--methods", ",".join(methods), "--shard-bytes", "2000000",
-         "--workdir", str(tmp_path / "work"), "--json", str(report)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "soup.py"),
+            "--hidden",
+            "64",
+            "--layers",
+            "2",
+            "--repeats",
+            "1",
+            "--cache",
+            "warm",
+            "--methods",
+            ",".join(methods),
+            "--shard-bytes",
+            "2000000",
+            "--workdir",
+            str(tmp_path / "work"),
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     rows = json.loads(report.read_text())

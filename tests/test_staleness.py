@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from lineage.workflow.codedeps import import_closure
 from workflow_helpers import job_graph, parse_dot, plan, planned_jobs, snakemake
+
+from lineage.workflow.codedeps import import_closure
 
 pytestmark = pytest.mark.slow
 
@@ -29,11 +30,21 @@ TARGET = "soupF2_eval"
 # Targets and pointers without an output file of their own: Snakemake "runs" them whenever asked.
 AGGREGATES = {"all", "audit", "data", "eval_table", "ablations", "report_parts", "stage1"}
 SCRIPT_OF_RULE = {
-    "read_battles": "read_battles.py", "clean_battles": "clean_battles.py", "dedup_battles": "dedup_battles.py",
-    "split_holdout": "split_holdout.py", "winner_rows": "winner_rows.py", "battle_pairs": "battle_pairs.py",
-    "general_mix": "sample_general_mix.py", "data_audit": "data_audit.py", "build_tokenizer": "build_tokenizer.py",
-    "verifier_pairs": "verifier_pairs.py", "verifier_audit": "verifier_audit.py", "evaluate": "eval_model.py",
-    "make_eval_table": "make_eval_table.py", "eval_column": "make_eval_table.py", "publish": "publish.py",
+    "read_battles": "read_battles.py",
+    "clean_battles": "clean_battles.py",
+    "dedup_battles": "dedup_battles.py",
+    "split_holdout": "split_holdout.py",
+    "winner_rows": "winner_rows.py",
+    "battle_pairs": "battle_pairs.py",
+    "general_mix": "sample_general_mix.py",
+    "data_audit": "data_audit.py",
+    "build_tokenizer": "build_tokenizer.py",
+    "verifier_pairs": "verifier_pairs.py",
+    "verifier_audit": "verifier_audit.py",
+    "evaluate": "eval_model.py",
+    "make_eval_table": "make_eval_table.py",
+    "eval_column": "make_eval_table.py",
+    "publish": "publish.py",
     "plot_loss_curves": "plot_loss_curves.py",
 }
 REFERENCES = {f"dpo{n}_reference" for n in range(1, 5)}  # the chain's reference log-probs, one job per run
@@ -96,8 +107,14 @@ def edited(path: Path, change):
 def why_rerun(built: Path) -> str:
     """workflow/scripts/why_rerun.py's account of the stale jobs."""
     env = {**os.environ, "PYTHONPATH": str(built / "workflow/scripts")}
-    return subprocess.run([sys.executable, "workflow/scripts/why_rerun.py"], cwd=built, env=env, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        [sys.executable, "workflow/scripts/why_rerun.py"],
+        cwd=built,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def overlay(tmp_path: Path, text: str) -> str:
@@ -150,6 +167,7 @@ def test_edits_that_keep_the_meaning_plan_nothing(built, edit):
 
 def test_the_verifier_keys_swapped_plan_nothing(built):
     """The case that once replanned 21 jobs: two keys under scales.embedded.verifier swapped."""
+
     def swap(text: str) -> str:
         first, second = "      samples: 8 # not given by the card\n", "      temperature: 1.0 # not given by the card\n"
         assert first + second in text
@@ -167,12 +185,21 @@ def test_the_verifier_keys_swapped_plan_nothing(built):
     "module, must_run, must_not_run",
     [
         ("lineage/evaluation/table.py", {"make_eval_table:eval_table", "eval_column:soupF2"}, {"evaluate:soupF2"}),
-        ("lineage/data/citations.py", {"clean_battles", "dedup_battles", "sftwF", "soupF2", "evaluate:soupF2"},
-         {"read_battles", "build_tokenizer", "base", "stage1_sft", "dpo4", "verifier_pairs:verifier_dpo2"}),
-        ("lineage/soup/methods.py", {"soup24", "soupF2", "evaluate:soup24", "make_eval_table:eval_table"},
-         {"sftwF", "sftw2", "evaluate:sftwF", "general_mix"}),
-        ("lineage/training/loop.py", {"stage1_sft", "dpo1", "dpo4", "sftwF", "soupF2", "verifier_pairs:verifier_dpo3"},
-         {"base", "build_tokenizer", "clean_battles", "winner_rows:winners", "general_mix"}),
+        (
+            "lineage/data/citations.py",
+            {"clean_battles", "dedup_battles", "sftwF", "soupF2", "evaluate:soupF2"},
+            {"read_battles", "build_tokenizer", "base", "stage1_sft", "dpo4", "verifier_pairs:verifier_dpo2"},
+        ),
+        (
+            "lineage/soup/methods.py",
+            {"soup24", "soupF2", "evaluate:soup24", "make_eval_table:eval_table"},
+            {"sftwF", "sftw2", "evaluate:sftwF", "general_mix"},
+        ),
+        (
+            "lineage/training/loop.py",
+            {"stage1_sft", "dpo1", "dpo4", "sftwF", "soupF2", "verifier_pairs:verifier_dpo3"},
+            {"base", "build_tokenizer", "clean_battles", "winner_rows:winners", "general_mix"},
+        ),
     ],
 )
 def test_a_module_edit_reruns_exactly_its_importers_and_their_descendants(built, dag, module, must_run, must_not_run):
@@ -192,7 +219,9 @@ def test_a_function_body_changed_in_io_reruns_every_job_that_imports_it(built, d
     runs = yaml.safe_load((built / "config.yaml").read_text())["runs"]
     scripts = built / "workflow/scripts"
     jobs = {job for edge in dag for job in edge if not aggregate(job)}
-    seeds = {job for job in jobs if str(scripts / "lineage/io.py") in import_closure(scripts / script_of(job, runs), scripts)}
+    seeds = {
+        job for job in jobs if str(scripts / "lineage/io.py") in import_closure(scripts / script_of(job, runs), scripts)
+    }
     assert len(seeds) == len(jobs), sorted(jobs - seeds)
 
     def new_body(text: str) -> str:
@@ -216,11 +245,17 @@ def _new_docstring(text: str) -> str:
     return text[:first] + "Reworded: " + text[first:]
 
 
-@pytest.mark.parametrize("module, change", [
-    ("lineage/io.py", lambda text: text + "\n# a comment at the end\n"),  # imported by every job
-    ("lineage/training/loop.py", _new_docstring),  # imported by every training
-    ("lineage/training/loop.py", lambda text: text.replace("def check_finite(", "\n\n# spaced out\ndef check_finite(")),
-])
+@pytest.mark.parametrize(
+    "module, change",
+    [
+        ("lineage/io.py", lambda text: text + "\n# a comment at the end\n"),  # imported by every job
+        ("lineage/training/loop.py", _new_docstring),  # imported by every training
+        (
+            "lineage/training/loop.py",
+            lambda text: text.replace("def check_finite(", "\n\n# spaced out\ndef check_finite("),
+        ),
+    ],
+)
 def test_code_edits_that_keep_its_meaning_plan_nothing(built, module, change):
     with edited(built / "workflow/scripts" / module, change):
         assert planned_jobs(TARGET, cwd=built) == {}
@@ -263,7 +298,7 @@ def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_afte
     data, stat = export.read_bytes(), export.stat()  # bytes: the sample holds a line of invalid UTF-8 on purpose
     at = data.index(b'"content": "') + len(b'"content": "')
     try:
-        export.write_bytes(data[:at] + (b"Y" if data[at:at + 1] == b"X" else b"X") + data[at + 1:])
+        export.write_bytes(data[:at] + (b"Y" if data[at : at + 1] == b"X" else b"X") + data[at + 1 :])
         planned = stale(TARGET, cwd=built)
         why = why_rerun(built)
     finally:
@@ -271,7 +306,9 @@ def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_afte
         os.utime(export, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert "read_battles" in planned and planned == downstream(readers, dag)
     # the jobs that read the export name it (the ones after them are stale because they rerun)
-    assert "read_battles (" in why and "data: results/embedded/inputs/resources/sample/battles.jsonl.sha256 changed" in why
+    assert (
+        "read_battles (" in why and "data: results/embedded/inputs/resources/sample/battles.jsonl.sha256 changed" in why
+    )
     assert planned_jobs(TARGET, cwd=built) == {}  # the export's bytes back: nothing (its companion follows them)
 
 
@@ -302,7 +339,7 @@ def test_a_shard_rewritten_with_the_same_bytes_plans_nothing(built):
 def test_a_shard_with_other_bytes_is_named_damaged_and_its_run_planned_again(built, dag):
     def flipped(data: bytes) -> bytes:
         middle = len(data) // 2  # inside the tensors, past the header
-        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
 
     with shard_rewritten(built, "sftw2", flipped) as shard:
         first = snakemake("-n", TARGET, cwd=built)
@@ -321,34 +358,82 @@ def test_a_shard_with_other_bytes_is_named_damaged_and_its_run_planned_again(bui
 @pytest.mark.parametrize(
     "kind, change, seeds",
     [
-        ("eval sizes", "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
-         {f"evaluate:{run}" for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4",
-                                        "sftwF", "soup24", "soupF2")}),  # base, sftw4: parents the table compares
-        ("the packed scoring budget", "scales:\n  embedded:\n    eval:\n      pack_tokens: 4096\n",
-         {f"evaluate:{run}" for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4",
-                                        "sftwF", "soup24", "soupF2")}),  # one job per run scores and generates
+        (
+            "eval sizes",
+            "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
+            {
+                f"evaluate:{run}"
+                for run in (
+                    "base",
+                    "stage1_sft",
+                    "dpo1",
+                    "dpo2",
+                    "dpo3",
+                    "stage1",
+                    "sftw2",
+                    "sftw4",
+                    "sftwF",
+                    "soup24",
+                    "soupF2",
+                )
+            },
+        ),  # base, sftw4: parents the table compares
+        (
+            "the packed scoring budget",
+            "scales:\n  embedded:\n    eval:\n      pack_tokens: 4096\n",
+            {
+                f"evaluate:{run}"
+                for run in (
+                    "base",
+                    "stage1_sft",
+                    "dpo1",
+                    "dpo2",
+                    "dpo3",
+                    "stage1",
+                    "sftw2",
+                    "sftw4",
+                    "sftwF",
+                    "soup24",
+                    "soupF2",
+                )
+            },
+        ),  # one job per run scores and generates
         ("a dataset option", "datasets:\n  winners: {repeat: 2}\n", {"winner_rows:winners"}),
         ("a training recipe value", "runs:\n  sftw2:\n    lr: 6.0e-6\n", {"sftw2"}),
-        ("a shared recipe value", "recipe:\n  optimizer:\n    eps: 1.0e-7\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+        (
+            "a shared recipe value",
+            "recipe:\n  optimizer:\n    eps: 1.0e-7\n",
+            {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"},
+        ),
         ("a soup weight", "runs:\n  soup24:\n    weights: [0.6, 0.4]\n", {"soup24"}),
         ("the holdout rule", "recipe:\n  holdout_modulus: 4\n", {"split_holdout"}),
-        ("the world size", "scales:\n  embedded:\n    train:\n      processes: 1\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}
-         | REFERENCES),  # each rank scores its own share of the pairs: float rounding may differ
+        (
+            "the world size",
+            "scales:\n  embedded:\n    train:\n      processes: 1\n",
+            {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"} | REFERENCES,
+        ),  # each rank scores its own share of the pairs: float rounding may differ
         # DPO: what only the training reads reruns the training, not the reference log-probs
         ("a DPO temperature", "runs:\n  dpo2:\n    beta: 0.2\n", {"dpo2"}),
         ("a DPO learning rate", "runs:\n  dpo1:\n    lr: 6.0e-7\n", {"dpo1"}),
         ("a DPO step count", "runs:\n  dpo3:\n    overrides:\n      embedded: {steps: 9}\n", {"dpo3"}),
         # what the scores depend on reruns both
-        ("the maximum length", "scales:\n  embedded:\n    train:\n      max_length: 900\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"} | REFERENCES),
+        (
+            "the maximum length",
+            "scales:\n  embedded:\n    train:\n      max_length: 900\n",
+            {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"} | REFERENCES,
+        ),
         # the experts split over the 2 ranks: their gradients are summed in other groups (not the references)
-        ("expert parallelism", "scales:\n  embedded:\n    train:\n      expert_parallel: 2\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+        (
+            "expert parallelism",
+            "scales:\n  embedded:\n    train:\n      expert_parallel: 2\n",
+            {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"},
+        ),
         # two ranks: reducing each micro-batch or the step's sum adds the same gradients in another order
-        ("the gradient accumulation", "scales:\n  embedded:\n    train:\n      accumulate: unsharded\n",
-         {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"}),
+        (
+            "the gradient accumulation",
+            "scales:\n  embedded:\n    train:\n      accumulate: unsharded\n",
+            {"stage1_sft", "dpo1", "dpo2", "dpo3", "dpo4", "sftw2", "sftw4", "sftwF"},
+        ),
     ],
 )
 def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_path, kind, change, seeds):
@@ -382,8 +467,11 @@ def test_the_audit_dag_marks_exactly_the_jobs_a_run_would_execute(built, tmp_pat
     audit_rules = ("resolved_config", "draw_graph", "html_report")  # they run to draw it
 
     def per_rule(labels):
-        return collections.Counter(rule for rule in (label.split(":")[0] for label in labels)
-                                   if rule not in audit_rules and not aggregate(rule))
+        return collections.Counter(
+            rule
+            for rule in (label.split(":")[0] for label in labels)
+            if rule not in audit_rules and not aggregate(rule)
+        )
 
     planned = stale("all", "--configfile", change, cwd=built)
     assert "sftw2" in planned and "sftwF" not in planned
@@ -397,8 +485,11 @@ def test_the_audit_dag_marks_exactly_the_jobs_a_run_would_execute(built, tmp_pat
 
 def test_the_readme_graph_commands_draw_the_lineage(built, tmp_path):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    lines = [line.split("#")[0].strip() for line in readme.splitlines()
-             if line.startswith("snakemake") and ("--rulegraph" in line or "--dag" in line)]
+    lines = [
+        line.split("#")[0].strip()
+        for line in readme.splitlines()
+        if line.startswith("snakemake") and ("--rulegraph" in line or "--dag" in line)
+    ]
     assert len(lines) == 2, lines
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     for line in lines:

@@ -8,16 +8,19 @@ import json
 import random
 
 import pytest
+import reference_logprobs
 from _training_fixtures import build_base, metrics, run_in_process, train_args, weights, write_jsonl
 
-import reference_logprobs
 from lineage.checkpoint import init_root, verify_checkpoint
 from lineage.io import DataError, sha256_file
 
 
 def score(init, pairs, out, max_length=256):
-    reference_logprobs.main(reference_logprobs.parse_args(
-        ["--init", str(init), "--data", str(pairs), "--max-length", str(max_length), "--out", str(out)]))
+    reference_logprobs.main(
+        reference_logprobs.parse_args(
+            ["--init", str(init), "--data", str(pairs), "--max-length", str(max_length), "--out", str(out)]
+        )
+    )
     return out
 
 
@@ -34,8 +37,14 @@ def run(tmp_path_factory):
     reference = score(paths["base"], paths["pairs"], root / "reference.jsonl")
     base_lineage = sha256_file(paths["base"] / "lineage.json")
     run_in_process("train_dpo", dpo_args(paths, root / "dpo", reference))
-    return {**paths, "root": root, "out": root / "dpo", "reference": reference,
-            "metrics": metrics(root / "dpo.metrics.jsonl"), "base_lineage": base_lineage}
+    return {
+        **paths,
+        "root": root,
+        "out": root / "dpo",
+        "reference": reference,
+        "metrics": metrics(root / "dpo.metrics.jsonl"),
+        "base_lineage": base_lineage,
+    }
 
 
 def test_loss_falls_and_margins_grow(run):
@@ -73,8 +82,9 @@ def test_reference_lines_in_another_order_train_the_same(run):
     shuffled.write_text("\n".join([lines[0], *body]) + "\n")
     run_in_process("train_dpo", dpo_args(run, run["root"] / "dpo_shuffled", shuffled))
     timing = {"step_time_s", "tok_per_s", "mfu", "mfu_without_attention", "peak_mem_gib"}
-    assert [{k: v for k, v in m.items() if k not in timing} for m in metrics(run["root"] / "dpo_shuffled.metrics.jsonl")
-            ] == [{k: v for k, v in m.items() if k not in timing} for m in run["metrics"]]
+    assert [
+        {k: v for k, v in m.items() if k not in timing} for m in metrics(run["root"] / "dpo_shuffled.metrics.jsonl")
+    ] == [{k: v for k, v in m.items() if k not in timing} for m in run["metrics"]]
     expected, actual = weights(run["out"]), weights(run["root"] / "dpo_shuffled")
     assert all((expected[name] == actual[name]).all() for name in expected)
 

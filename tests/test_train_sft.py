@@ -85,21 +85,25 @@ def test_hybrid_sharding_trains_what_full_sharding_does(base, reference, tmp_pat
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    nodes = [launch_async("train_sft", args, processes=4, machines=(2, rank), main=("127.0.0.1", port))
-             for rank in (0, 1)]
+    nodes = [
+        launch_async("train_sft", args, processes=4, machines=(2, rank), main=("127.0.0.1", port)) for rank in (0, 1)
+    ]
     outputs = [node.communicate(timeout=600)[0] for node in nodes]
     assert all(node.returncode == 0 for node in nodes), "\n".join(o[-4000:] for o in outputs)
     assert "1 micro × 2 accumulation × 4 ranks" in outputs[0]
     assert "world size 4 on 1 node" in outputs[0] and "hybrid (2 replicas x 2 shards) sharding" in outputs[0]
-    diffs = [abs(a - b) for a, b in zip(losses(tmp_path / "hybrid.metrics.jsonl"),
-                                        losses(reference.parent / "ref.metrics.jsonl"), strict=True)]
+    diffs = [
+        abs(a - b)
+        for a, b in zip(
+            losses(tmp_path / "hybrid.metrics.jsonl"), losses(reference.parent / "ref.metrics.jsonl"), strict=True
+        )
+    ]
     assert max(diffs) < 1e-3, diffs
     one, hybrid = weights(reference), weights(out)
     assert max((one[k] - hybrid[k]).abs().max().item() for k in one) < 1e-4
 
 
-def test_unsharded_accumulation_gathers_once_a_step_and_trains_the_same_weights(base, reference, tmp_path,
-                                                                               monkeypatch):
+def test_unsharded_accumulation_gathers_once_a_step_and_trains_the_same_weights(base, reference, tmp_path, monkeypatch):
     """Two micro-batches a step: sharded gathers every block for each forward and backward, unsharded once a
     step; the fp32 gradient sums are the same additions in the same order on one process, so the same bits."""
     from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
@@ -141,11 +145,20 @@ def test_the_next_step_s_rows_are_packed_before_this_step_s_numbers_are_read(bas
 
     write = loop.MetricsFile.write
     monkeypatch.setattr(train_sft, "prepare_data", recording_prepare)
-    monkeypatch.setattr(loop.MetricsFile, "write", lambda self, record: events.append(("read", record["step"]))
-                        or write(self, record))
+    monkeypatch.setattr(
+        loop.MetricsFile, "write", lambda self, record: events.append(("read", record["step"])) or write(self, record)
+    )
     run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "out", steps=4))
-    assert events == [("rows", 0), ("rows", 1), ("read", 1), ("rows", 2), ("read", 2), ("rows", 3), ("read", 3),
-                      ("read", 4)]
+    assert events == [
+        ("rows", 0),
+        ("rows", 1),
+        ("read", 1),
+        ("rows", 2),
+        ("read", 2),
+        ("rows", 3),
+        ("read", 3),
+        ("read", 4),
+    ]
 
 
 def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):
@@ -168,7 +181,6 @@ def test_resume_after_interruption_gives_the_same_weights(base, tmp_path, monkey
     assert not any(state.rglob("step_*")), "states are removed once the final checkpoint exists"
 
     # Killed after the last step, before the final save: the states survive the crash.
-    import train_sft
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt("killed before the final save")
@@ -191,7 +203,6 @@ def test_resume_after_interruption_gives_the_same_weights(base, tmp_path, monkey
 def test_changed_recipe_starts_over_and_drops_old_states(base, tmp_path, monkeypatch):
     state = tmp_path / "state"
     common = dict(steps=4, state_dir=state, save_every=2, keep_states=5)
-    import train_sft
 
     monkeypatch.setattr(job, "save_final", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
@@ -229,8 +240,10 @@ def test_lineage_records_where_it_trained_and_step_lines_show_time(base, tmp_pat
     assert environment["device"] == "cpu" and environment["gpu"] is None
     steps = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
     assert len(steps) == 2
-    assert all(re.search(r"\| elapsed \d+:\d\d:\d\d \| eta \d+:\d\d:\d\d \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", s)
-               for s in steps), steps
+    assert all(
+        re.search(r"\| elapsed \d+:\d\d:\d\d \| eta \d+:\d\d:\d\d \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", s)
+        for s in steps
+    ), steps
 
 
 def test_mfu_counts_each_row_s_own_attention_packed_or_padded(base, tmp_path):
@@ -266,8 +279,17 @@ def test_mfu_counts_each_row_s_own_attention_packed_or_padded(base, tmp_path):
 
 def test_a_diverged_run_fails_at_its_first_non_finite_step_and_publishes_nothing(base, tmp_path):
     state, log = tmp_path / "state", tmp_path / "metrics.jsonl"
-    args = train_args(base["base"], base["sft"], tmp_path / "diverged", lr=1e12, steps=6, state_dir=state,
-                      save_every=1, keep_states=10, metrics=log)
+    args = train_args(
+        base["base"],
+        base["sft"],
+        tmp_path / "diverged",
+        lr=1e12,
+        steps=6,
+        state_dir=state,
+        save_every=1,
+        keep_states=10,
+        metrics=log,
+    )
     with pytest.raises(DivergedError) as raised:
         run_in_process("train_sft", args)
     assert exit_code(raised.value) == 8

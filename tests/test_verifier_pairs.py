@@ -5,23 +5,36 @@ from __future__ import annotations
 import json
 
 import pytest
-from _eval_fixtures import make_checkpoint, write_items
-
 import verifier_pairs
-from lineage.evaluation.generation import generate_sampled
-from lineage.evaluation.prompts import ChatRenderer
-from lineage.checkpoint import load_model
-from lineage.io import DataError, load_jsonl
-from lineage.data.verifier import build_pairs, find_overlap, normalize, verify
+from _eval_fixtures import make_checkpoint, write_items
 from workflow_helpers import REPO
 
-MATH = {"id": "vm-1", "type": "math", "question": "Ana has 3 jars of 4 beads. How many beads?",
-        "answer": "3 x 4 = 12.\n#### 12"}
-LOWER = {"id": "vi-1", "type": "if", "prompt": "Explain tea. Write in lowercase only.",
-         "instruction_id_list": ["change_case:english_lowercase"], "kwargs": [{}]}
-NO_COMMA_SHORT = {"id": "vi-2", "type": "if", "prompt": "Explain rain in under 10 words, without commas.",
-                  "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
-                  "kwargs": [{}, {"relation": "less than", "num_words": 10}]}
+from lineage.checkpoint import load_model
+from lineage.data.verifier import build_pairs, find_overlap, normalize, verify
+from lineage.evaluation.generation import generate_sampled
+from lineage.evaluation.prompts import ChatRenderer
+from lineage.io import DataError, load_jsonl
+
+MATH = {
+    "id": "vm-1",
+    "type": "math",
+    "question": "Ana has 3 jars of 4 beads. How many beads?",
+    "answer": "3 x 4 = 12.\n#### 12",
+}
+LOWER = {
+    "id": "vi-1",
+    "type": "if",
+    "prompt": "Explain tea. Write in lowercase only.",
+    "instruction_id_list": ["change_case:english_lowercase"],
+    "kwargs": [{}],
+}
+NO_COMMA_SHORT = {
+    "id": "vi-2",
+    "type": "if",
+    "prompt": "Explain rain in under 10 words, without commas.",
+    "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
+    "kwargs": [{}, {"relation": "less than", "num_words": 10}],
+}
 
 
 @pytest.mark.parametrize(
@@ -52,10 +65,20 @@ def test_pairs_take_verified_answers_as_chosen_and_failed_ones_as_rejected():
         ("vi-2", "rain falls", "rain, falls"),
         ("vi-2", "rain falls from clouds", "Rain, rain"),
     ]
-    assert all(verify(i, r["chosen"]) and not verify(i, r["rejected"])
-               for r in rows for i in items if i["id"] == r["prompt_id"])
-    assert stats["by_type"]["math"] == {"prompts": 1, "samples": 4, "verified": 3, "prompts_with_pairs": 1,
-                                        "pairs": 1, "acceptance_rate": 0.75}
+    assert all(
+        verify(i, r["chosen"]) and not verify(i, r["rejected"])
+        for r in rows
+        for i in items
+        if i["id"] == r["prompt_id"]
+    )
+    assert stats["by_type"]["math"] == {
+        "prompts": 1,
+        "samples": 4,
+        "verified": 3,
+        "prompts_with_pairs": 1,
+        "pairs": 1,
+        "acceptance_rate": 0.75,
+    }
     assert stats["by_type"]["if"]["prompts_with_pairs"] == 1 and stats["by_type"]["if"]["pairs"] == 2
     assert stats["total"]["acceptance_rate"] == round(5 / 10, 4)
     assert rows[0]["messages"] == [{"role": "user", "content": rows[0]["messages"][0]["content"]}]
@@ -96,8 +119,18 @@ def test_sampling_is_reproducible_and_draws_distinct_answers(tmp_path):
     prompts = [chat.encode(chat.render(chat.with_system([{"role": "user", "content": t}]))) for t in ("a", "b c")]
 
     def draw(seed):
-        out = generate_sampled(model, prompts, samples=4, temperature=1.0, top_p=1.0, seed=seed, max_new_tokens=6,
-                               stop_ids=chat.stop_token_ids(), pad_id=chat.pad_token_id(), batch_size=2)
+        out = generate_sampled(
+            model,
+            prompts,
+            samples=4,
+            temperature=1.0,
+            top_p=1.0,
+            seed=seed,
+            max_new_tokens=6,
+            stop_ids=chat.stop_token_ids(),
+            pad_id=chat.pad_token_id(),
+            batch_size=2,
+        )
         return [[g.token_ids for g in row] for row in out]
 
     first = draw(1)
@@ -111,8 +144,9 @@ def test_the_script_pairs_what_its_checker_verified(tmp_path, monkeypatch):
     """End to end on a real checkpoint: every chosen answer passed the checker, every rejected one failed."""
     model_dir = make_checkpoint(tmp_path / "ckpt")
     prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text("".join(json.dumps(dict(LOWER, id=f"vi-{i}", prompt=f"Topic {i}. Lowercase.")) + "\n"
-                               for i in range(4)))
+    prompts.write_text(
+        "".join(json.dumps(dict(LOWER, id=f"vi-{i}", prompt=f"Topic {i}. Lowercase.")) + "\n" for i in range(4))
+    )
     judged = {}
 
     def oracle(item, text):  # a checker whose verdicts are known: even-length answers pass
@@ -121,8 +155,24 @@ def test_the_script_pairs_what_its_checker_verified(tmp_path, monkeypatch):
 
     monkeypatch.setattr(verifier_pairs, "verify", oracle)
     out, stats = tmp_path / "pairs.jsonl", tmp_path / "stats.json"
-    verifier_pairs.main(["--model", str(model_dir), "--round", "dpo2", "--prompts", str(prompts), "--samples", "6",
-                         "--max-new-tokens", "8", "--out", str(out), "--stats", str(stats)])
+    verifier_pairs.main(
+        [
+            "--model",
+            str(model_dir),
+            "--round",
+            "dpo2",
+            "--prompts",
+            str(prompts),
+            "--samples",
+            "6",
+            "--max-new-tokens",
+            "8",
+            "--out",
+            str(out),
+            "--stats",
+            str(stats),
+        ]
+    )
     rows = load_jsonl(out)
     assert rows
     assert all(judged[(r["prompt_id"], r["chosen"])] and not judged[(r["prompt_id"], r["rejected"])] for r in rows)
@@ -134,8 +184,9 @@ def test_the_script_pairs_what_its_checker_verified(tmp_path, monkeypatch):
 def test_the_shipped_chain_samples_are_what_their_script_writes(tmp_path):
     import make_chain_samples
 
-    make_chain_samples.main(["--general-mix", str(REPO / "resources/sample/general_mix.jsonl"),
-                             "--out-dir", str(tmp_path)])
+    make_chain_samples.main(
+        ["--general-mix", str(REPO / "resources/sample/general_mix.jsonl"), "--out-dir", str(tmp_path)]
+    )
     for name in ("preference_mix.jsonl", "verifier_prompts.jsonl"):
         assert (tmp_path / name).read_bytes() == (REPO / "resources/sample" / name).read_bytes(), name
     pairs = load_jsonl(tmp_path / "preference_mix.jsonl")
@@ -147,8 +198,10 @@ def test_the_audit_reports_acceptance_per_round_and_prompt_type(tmp_path):
 
     files = []
     for number, name in enumerate(("dpo2", "dpo3")):
-        samples = [["The answer is 12."] * (number + 1) + ["The answer is 1."],
-                   ["tea is a drink made from the leaves of a plant.", "Tea is a drink."]]
+        samples = [
+            ["The answer is 12."] * (number + 1) + ["The answer is 1."],
+            ["tea is a drink made from the leaves of a plant.", "Tea is a drink."],
+        ]
         items = [MATH, LOWER]
         verdicts = [[verify(i, t) for t in row] for i, row in zip(items, samples)]
         _, stats = build_pairs(items, samples, verdicts, max_pairs_per_prompt=2, round_name=name)

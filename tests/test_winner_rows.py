@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+import winner_rows as winner_rows_cli
 from battle_factory import battle
 
-import winner_rows as winner_rows_cli
 from lineage.data.preferences import tie_rows, winner_rows
 
 
 def preferred(prompt_id, side="own"):
-    return {"prompt_id": prompt_id, "battle_id": f"b{prompt_id}", "messages": [{"role": "user", "content": "q"}],
-            "preferred": f"Answer {prompt_id}.", "preferred_side": side}
+    return {
+        "prompt_id": prompt_id,
+        "battle_id": f"b{prompt_id}",
+        "messages": [{"role": "user", "content": "q"}],
+        "preferred": f"Answer {prompt_id}.",
+        "preferred_side": side,
+    }
 
 
 @pytest.mark.parametrize(("repeat", "in_training", "expected"), [(40, True, 200), (40, False, 120), (3, True, 15)])
@@ -37,7 +42,9 @@ def test_ties_one_row_per_side_latest_battle():
     ]
     rows = tie_rows(battles, repeat=2)
     assert [(r["battle_id"], r["side"], r["messages"][-1]["content"]) for r in rows] == [
-        ("t2", "own", "New own."), ("t2", "own", "New own."), ("t2", "other", "New other."),
+        ("t2", "own", "New own."),
+        ("t2", "own", "New own."),
+        ("t2", "other", "New other."),
         ("t2", "other", "New other."),
     ]
     assert tie_rows(battles, repeat=2, exclude_prompts={4}) == []
@@ -49,9 +56,20 @@ def test_cli_with_ties(tmp_path):
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         return str(path)
 
-    args = ["--train", dump("t.jsonl", [preferred(1)]), "--holdout", dump("h.jsonl", [preferred(5)]),
-            "--repeat", "4", "--holdout-in-training", "false", "--out", str(tmp_path / "w.jsonl"),
-            "--ties", dump("c.jsonl", [battle("t", 8, "tie")])]
+    args = [
+        "--train",
+        dump("t.jsonl", [preferred(1)]),
+        "--holdout",
+        dump("h.jsonl", [preferred(5)]),
+        "--repeat",
+        "4",
+        "--holdout-in-training",
+        "false",
+        "--out",
+        str(tmp_path / "w.jsonl"),
+        "--ties",
+        dump("c.jsonl", [battle("t", 8, "tie")]),
+    ]
     assert winner_rows_cli.main(args) == 0
     rows = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
     assert [r["source"] for r in rows].count("winners") == 4 and [r["source"] for r in rows].count("ties") == 8

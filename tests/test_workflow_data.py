@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from fault_rows import FAULTS
 from workflow_helpers import planned_jobs, snakemake
 
@@ -47,10 +46,14 @@ def test_the_audit_names_every_planted_fault_and_accounts_for_every_row(embedded
     audit = json.loads((embedded_workflow / "results/embedded/data/audit.json").read_text())
     lines = plant_lines(embedded_workflow / "resources/sample/battles.jsonl")
     for name, fault in FAULTS.items():
-        same_row = (lambda q: q["line"] == lines[name] and q["battle_id"] == fault.battle_id) \
-            if fault.stage == "read_battles" else (lambda q: q["battle_id"] == fault.battle_id)
-        matches = [q for q in audit["quarantine"] if q["stage"] == fault.stage and q["field"] == fault.field
-                   and same_row(q)]
+        same_row = (
+            (lambda q: q["line"] == lines[name] and q["battle_id"] == fault.battle_id)
+            if fault.stage == "read_battles"
+            else (lambda q: q["battle_id"] == fault.battle_id)
+        )
+        matches = [
+            q for q in audit["quarantine"] if q["stage"] == fault.stage and q["field"] == fault.field and same_row(q)
+        ]
         assert len(matches) == 1, (name, [q for q in audit["quarantine"] if q["stage"] == fault.stage])
     assert audit["ours"]["raw_rows"] == 236 + len(FAULTS)
     assert all(check["ok"] for check in audit["checks"]), audit["checks"]

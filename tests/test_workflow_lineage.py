@@ -9,13 +9,13 @@ import shutil
 import zipfile
 
 import pytest
-import yaml
-
 import torch
+import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
+from workflow_helpers import REPO, planned_jobs, snakemake
+
 from lineage.canonical import canonical, numbers_by_schema
 from lineage.workflow.runs import build_lineage
-from workflow_helpers import REPO, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -61,7 +61,10 @@ def test_soupF2_builds_loads_and_generates(embedded_workflow):
         assert (soup / name).is_file(), name
     tok = AutoTokenizer.from_pretrained(soup)
     model = AutoModelForCausalLM.from_pretrained(soup)
-    msgs = [{"role": "system", "content": (soup / "system_prompt.txt").read_text()}, {"role": "user", "content": "Hello!"}]
+    msgs = [
+        {"role": "system", "content": (soup / "system_prompt.txt").read_text()},
+        {"role": "user", "content": "Hello!"},
+    ]
     inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
     with torch.no_grad():
         out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
@@ -88,8 +91,11 @@ def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_
     """`snakemake` alone builds `all` (the README's targets, audit included), then `snakemake --report
     report.zip` packs it. The rejected runs train 2 steps here (an overlay) to keep the suite short."""
     runs = yaml.safe_load((embedded_workflow / "config.yaml").read_text())["runs"]
-    short = {name: {"overrides": {"embedded": {"steps": 2}}} for name, run in runs.items()
-             if run.get("rejected") and run["kind"] in ("sft", "dpo")}
+    short = {
+        name: {"overrides": {"embedded": {"steps": 2}}}
+        for name, run in runs.items()
+        if run.get("rejected") and run["kind"] in ("sft", "dpo")
+    }
     overlay = tmp_path / "short_ablations.yaml"
     overlay.write_text(yaml.safe_dump({"runs": short}))
     snakemake("--cores", "2", "--configfile", str(overlay), cwd=embedded_workflow, timeout=2400)
@@ -103,10 +109,16 @@ def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_
     # the built table: intervals in every evaluated cell, each column tested against its parents
     table = (embedded_workflow / "results/embedded/eval_table.md").read_text()
     assert "| MMLU A / B (n 40 / 40) |" in table and "[" in table.split("| MMLU A / B")[1].splitlines()[0]
-    paired = [line.split("\t") for line in
-              (embedded_workflow / "results/embedded/eval_table.paired.tsv").read_text().splitlines()[1:]]
-    assert {(row[0], row[1]) for row in paired} >= {("soupF2", "sftwF"), ("soupF2", "soup24"), ("sftw2", "stage1"),
-                                                    ("soup24", "sftw4")}
+    paired = [
+        line.split("\t")
+        for line in (embedded_workflow / "results/embedded/eval_table.paired.tsv").read_text().splitlines()[1:]
+    ]
+    assert {(row[0], row[1]) for row in paired} >= {
+        ("soupF2", "sftwF"),
+        ("soupF2", "soup24"),
+        ("sftw2", "stage1"),
+        ("soup24", "sftw4"),
+    }
     assert {row[-1] for row in paired} <= {"true", "false"} and "within noise" in table
     # the published repository: a model card huggingface_hub reads, the architecture named
     published = embedded_workflow / "results/embedded/published/soupF2"

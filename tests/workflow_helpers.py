@@ -108,8 +108,12 @@ def plan(*args: str, cwd: Path = REPO) -> dict[str, Job]:
             if sep and line.startswith("    ") and key in ("input", "output", "wildcards"):
                 fields[key] = [v.strip() for v in value.split(", ")]
         wildcards = tuple(sorted(tuple(w.split("=", 1)) for w in fields.get("wildcards", [])))
-        job = Job(header.split()[-1].rstrip(":"), wildcards, frozenset(fields.get("input", [])),
-                  frozenset(fields.get("output", [])))
+        job = Job(
+            header.split()[-1].rstrip(":"),
+            wildcards,
+            frozenset(fields.get("input", [])),
+            frozenset(fields.get("output", [])),
+        )
         jobs[job.label] = job
     return jobs
 

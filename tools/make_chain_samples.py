@@ -27,10 +27,18 @@ from lineage.io import load_jsonl, write_jsonl  # noqa: E402
 NAMES = ["Ana", "Ben", "Chloe", "Dev", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonah", "Kira", "Luis"]
 THINGS = ["marbles", "stamps", "shells", "cards", "coins", "beads", "badges", "pebbles"]
 TOPICS = [
-    "how bees make honey", "why leaves change colour in autumn", "how to brew a cup of tea",
-    "what a library card is for", "how a bicycle chain works", "why we need sleep",
-    "how to plant a tomato seedling", "what a rainbow is", "how to fold a paper boat",
-    "why bread rises", "how a compass points north", "what makes a good neighbour",
+    "how bees make honey",
+    "why leaves change colour in autumn",
+    "how to brew a cup of tea",
+    "what a library card is for",
+    "how a bicycle chain works",
+    "why we need sleep",
+    "how to plant a tomato seedling",
+    "what a rainbow is",
+    "how to fold a paper boat",
+    "why bread rises",
+    "how a compass points north",
+    "what makes a good neighbour",
 ]
 # (instruction id, kwargs, sentence added to the prompt) from the IFEval instruction registry.
 CONSTRAINTS = [
@@ -39,8 +47,11 @@ CONSTRAINTS = [
     ("length_constraints:number_words", {"relation": "less than", "num_words": 40}, "Use fewer than 40 words."),
     ("detectable_format:title", {}, "Give the answer a title wrapped in double angular brackets, like <<title>>."),
     ("keywords:existence", {"keywords": ["simple"]}, "Use the word 'simple' at least once."),
-    ("startend:end_checker", {"end_phrase": "Is there anything else?"},
-     "Finish with the exact phrase 'Is there anything else?'."),
+    (
+        "startend:end_checker",
+        {"end_phrase": "Is there anything else?"},
+        "Finish with the exact phrase 'Is there anything else?'.",
+    ),
 ]
 
 
@@ -51,14 +62,16 @@ def math_prompts(rng: random.Random, count: int) -> list[dict]:
         name, thing = rng.choice(NAMES), rng.choice(THINGS)
         a, b, c = rng.randint(12, 90), rng.randint(2, 11), rng.randint(2, 30)
         if number % 2:
-            question = f"{name} had {a} {thing}, gave away {b} and then found {c} more. How many {thing} does " \
-                       f"{name} have now?"
+            question = (
+                f"{name} had {a} {thing}, gave away {b} and then found {c} more. How many {thing} does {name} have now?"
+            )
             work, result = f"{a} - {b} = {a - b}, and {a - b} + {c} = {a - b + c}.", a - b + c
         else:
             question = f"{name} fills {b} jars with {c} {thing} each. How many {thing} are in the jars?"
             work, result = f"{b} x {c} = {b * c}.", b * c
-        rows.append({"id": f"vm-{number:04d}", "type": "math", "question": question,
-                     "answer": f"{work}\n#### {result}"})
+        rows.append(
+            {"id": f"vm-{number:04d}", "type": "math", "question": question, "answer": f"{work}\n#### {result}"}
+        )
     return rows
 
 
@@ -68,8 +81,15 @@ def if_prompts(rng: random.Random, count: int) -> list[dict]:
         topic = TOPICS[number % len(TOPICS)]
         chosen = rng.sample(CONSTRAINTS, 1 if number % 3 else 2)
         text = " ".join([f"Explain {topic}."] + [sentence for _, _, sentence in chosen])
-        rows.append({"id": f"vi-{number:04d}", "type": "if", "prompt": text,
-                     "instruction_id_list": [i for i, _, _ in chosen], "kwargs": [dict(k) for _, k, _ in chosen]})
+        rows.append(
+            {
+                "id": f"vi-{number:04d}",
+                "type": "if",
+                "prompt": text,
+                "instruction_id_list": [i for i, _, _ in chosen],
+                "kwargs": [dict(k) for _, k, _ in chosen],
+            }
+        )
     return rows
 
 
@@ -88,8 +108,15 @@ def preference_pairs(general_mix: list[dict], rng: random.Random, count: int) ->
             rejected = " ".join(words[: max(1, len(words) // 4)])
         if rejected.strip() == answer.strip():
             continue
-        rows.append({"id": f"pm-{number:05d}", "source": "preference_mix", "messages": [prompt],
-                     "chosen": answer, "rejected": rejected})
+        rows.append(
+            {
+                "id": f"pm-{number:05d}",
+                "source": "preference_mix",
+                "messages": [prompt],
+                "chosen": answer,
+                "rejected": rejected,
+            }
+        )
     return rows
 
 

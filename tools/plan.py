@@ -73,13 +73,18 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 
-from lineage.workflow.cluster import host_memory_mb  # noqa: E402
-from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params  # noqa: E402
-from lineage.modeling import routed_experts  # noqa: E402
+from lineage.errors import run_cli  # noqa: E402
+from lineage.modeling import (  # noqa: E402
+    CONFIG_CLASSES,
+    SHAPES,
+    ParamCounts,
+    count_params,
+    routed_experts,  # noqa: E402
+)
 from lineage.training.data import pack_groups  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
-from lineage.errors import run_cli  # noqa: E402
+from lineage.workflow.cluster import host_memory_mb  # noqa: E402
 
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
@@ -120,32 +125,130 @@ class Measured:
 MEASURED = (
     Measured("Llama 0.98B, padded, 16 x 1,133 tokens", "llama", "1b", 2048, 16 * 1133, 44.9),
     Measured("Llama 0.98B, packed, 4,096 tokens", "llama", "1b", 2048, 4096, 22.4),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 16,384, fused loss", "nemotron_h", "30b_a3b_reduced",
-             131072, 16384, 93.5, CHAT_LOSS_SHARE, fused_loss="liger"),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss", "nemotron_h", "30b_a3b_reduced",
-             131072, 32768, 99.5, CHAT_LOSS_SHARE, fused_loss="liger"),
-    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, unfused", "llama", "1b", 128256, 32768, 89.3,
-             CHAT_LOSS_SHARE, compiled=True),
-    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, fused loss", "llama", "1b", 128256, 32768, 56.6,
-             CHAT_LOSS_SHARE, fused_loss="liger", compiled=True),
-    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, compiled loss, unsharded", "llama", "1b", 128256,
-             32768, 68.3, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True, accumulate="unsharded"),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, fused loss, unsharded", "nemotron_h",
-             "30b_a3b_reduced", 131072, 32768, 101.2, CHAT_LOSS_SHARE, fused_loss="liger", compiled=True,
-             accumulate="unsharded"),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, unsharded", "nemotron_h",
-             "30b_a3b_reduced", 131072, 32768, 110.4, CHAT_LOSS_SHARE, fused_loss="compiled", compiled=True,
-             accumulate="unsharded"),
-    Measured("Llama 1.24B, vocab 128,256, packed 32,768, compiled, in-place loss, unsharded, 512 rows", "llama", "1b",
-             128256, 32768, 67.7, CHAT_LOSS_SHARE, fused_loss="inplace", compiled=True, accumulate="unsharded"),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, in-place loss, unsharded, 512 rows",
-             "nemotron_h", "30b_a3b_reduced", 131072, 32768, 105.3, CHAT_LOSS_SHARE, fused_loss="inplace",
-             compiled=True, accumulate="unsharded"),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss, activation checkpointing", "nemotron_h",
-             "30b_a3b_reduced", 131072, 32768, 88.0, CHAT_LOSS_SHARE, fused_loss="liger", checkpointing=True),
-    Measured("Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, activation checkpointing",
-             "nemotron_h", "30b_a3b_reduced", 131072, 32768, 88.0, CHAT_LOSS_SHARE, fused_loss="compiled",
-             compiled=True, checkpointing=True),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 16,384, fused loss",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        16384,
+        93.5,
+        CHAT_LOSS_SHARE,
+        fused_loss="liger",
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        99.5,
+        CHAT_LOSS_SHARE,
+        fused_loss="liger",
+    ),
+    Measured(
+        "Llama 1.24B, vocab 128,256, packed 32,768, compiled, unfused",
+        "llama",
+        "1b",
+        128256,
+        32768,
+        89.3,
+        CHAT_LOSS_SHARE,
+        compiled=True,
+    ),
+    Measured(
+        "Llama 1.24B, vocab 128,256, packed 32,768, compiled, fused loss",
+        "llama",
+        "1b",
+        128256,
+        32768,
+        56.6,
+        CHAT_LOSS_SHARE,
+        fused_loss="liger",
+        compiled=True,
+    ),
+    Measured(
+        "Llama 1.24B, vocab 128,256, packed 32,768, compiled, compiled loss, unsharded",
+        "llama",
+        "1b",
+        128256,
+        32768,
+        68.3,
+        CHAT_LOSS_SHARE,
+        fused_loss="compiled",
+        compiled=True,
+        accumulate="unsharded",
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, fused loss, unsharded",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        101.2,
+        CHAT_LOSS_SHARE,
+        fused_loss="liger",
+        compiled=True,
+        accumulate="unsharded",
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, unsharded",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        110.4,
+        CHAT_LOSS_SHARE,
+        fused_loss="compiled",
+        compiled=True,
+        accumulate="unsharded",
+    ),
+    Measured(
+        "Llama 1.24B, vocab 128,256, packed 32,768, compiled, in-place loss, unsharded, 512 rows",
+        "llama",
+        "1b",
+        128256,
+        32768,
+        67.7,
+        CHAT_LOSS_SHARE,
+        fused_loss="inplace",
+        compiled=True,
+        accumulate="unsharded",
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, in-place loss, unsharded, 512 rows",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        105.3,
+        CHAT_LOSS_SHARE,
+        fused_loss="inplace",
+        compiled=True,
+        accumulate="unsharded",
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, fused loss, activation checkpointing",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        88.0,
+        CHAT_LOSS_SHARE,
+        fused_loss="liger",
+        checkpointing=True,
+    ),
+    Measured(
+        "Nemotron-H MEMEM*E, vocab 131,072, packed 32,768, compiled, compiled loss, activation checkpointing",
+        "nemotron_h",
+        "30b_a3b_reduced",
+        131072,
+        32768,
+        88.0,
+        CHAT_LOSS_SHARE,
+        fused_loss="compiled",
+        compiled=True,
+        checkpointing=True,
+    ),
 )
 
 
@@ -176,8 +279,12 @@ def layer_kinds(model: torch.nn.Module) -> list[str]:
     if kinds:
         return list(kinds)
     if getattr(config, "num_experts", 0):  # Qwen3-MoE: sparse layers as transformers builds them
-        return ["attention_moe" if i not in config.mlp_only_layers and (i + 1) % config.decoder_sparse_step == 0
-                else "attention_mlp" for i in range(config.num_hidden_layers)]
+        return [
+            "attention_moe"
+            if i not in config.mlp_only_layers and (i + 1) % config.decoder_sparse_step == 0
+            else "attention_mlp"
+            for i in range(config.num_hidden_layers)
+        ]
     return ["attention_mlp"] * config.num_hidden_layers
 
 
@@ -199,8 +306,11 @@ def activation_bytes_per_token(kind: str, config) -> int:
         in_proj = 2 * inner + 2 * config.n_groups * config.ssm_state_size + config.mamba_num_heads
         return 2 * (2 * h + in_proj + 3 * inner)
     if kind == "moe":  # router (fp32), shared expert, top-k routed experts with their dispatch copies
-        k, expert, shared = config.num_experts_per_tok, config.moe_intermediate_size, \
-            config.moe_shared_expert_intermediate_size
+        k, expert, shared = (
+            config.num_experts_per_tok,
+            config.moe_intermediate_size,
+            config.moe_shared_expert_intermediate_size,
+        )
         return 4 * config.n_routed_experts + 2 * (2 * h + 3 * shared) + 2 * k * (2 * h + 3 * expert)
     if kind == "mlp":
         return 2 * (2 * h + 3 * config.intermediate_size)
@@ -209,8 +319,13 @@ def activation_bytes_per_token(kind: str, config) -> int:
 
 def expert_params(module: torch.nn.Module) -> int:
     """Parameters of the routed experts under `module` (transformers' `*Experts`: 3-D weights)."""
-    return sum(p.numel() for m in module.modules() if type(m).__name__.endswith("Experts")
-               for p in m.parameters(recurse=False) if p.dim() == 3)
+    return sum(
+        p.numel()
+        for m in module.modules()
+        if type(m).__name__.endswith("Experts")
+        for p in m.parameters(recurse=False)
+        if p.dim() == 3
+    )
 
 
 def check_expert_parallel(model: torch.nn.Module, expert_parallel: int, gpus: int) -> None:
@@ -221,18 +336,31 @@ def check_expert_parallel(model: torch.nn.Module, expert_parallel: int, gpus: in
     if not experts:
         raise SystemExit(f"expert parallel {expert_parallel}: {type(model).__name__} has no routed experts")
     if experts % expert_parallel or gpus % expert_parallel:
-        raise SystemExit(f"expert parallel {expert_parallel} must divide the {experts} routed experts of a layer "
-                         f"and the {gpus} GPUs of a node")
+        raise SystemExit(
+            f"expert parallel {expert_parallel} must divide the {experts} routed experts of a layer "
+            f"and the {gpus} GPUs of a node"
+        )
 
 
-def plan(model: torch.nn.Module, *, gpus: int, micro_tokens: int, checkpointing: bool, ce_chunk_tokens: int = 0,
-         loss_share: float = 1.0, fused_loss: str = "none", accumulate: str = "sharded",
-         expert_parallel: int = 1) -> Plan:
+def plan(
+    model: torch.nn.Module,
+    *,
+    gpus: int,
+    micro_tokens: int,
+    checkpointing: bool,
+    ce_chunk_tokens: int = 0,
+    loss_share: float = 1.0,
+    fused_loss: str = "none",
+    accumulate: str = "sharded",
+    expert_parallel: int = 1,
+) -> Plan:
     counts = count_params(model)
     total = counts.total
     # what FSDP gathers of a block: the rest whole, the experts of this GPU's group (1/E of them)
-    block_params = [sum(p.numel() for p in block.parameters()) - expert_params(block) * (1 - 1 / expert_parallel)
-                    for block in blocks(model)]
+    block_params = [
+        sum(p.numel() for p in block.parameters()) - expert_params(block) * (1 - 1 / expert_parallel)
+        for block in blocks(model)
+    ]
     root = total - sum(sum(p.numel() for p in block.parameters()) for block in blocks(model))
     static = 16 * total / gpus
     if accumulate == "unsharded":  # all weights in bf16, and the full fp32 gradients beside their shard
@@ -287,9 +415,19 @@ class Traffic:
     seconds: float
 
 
-def traffic(params: int, *, nodes: int, gpus: int, sharding: str, micro_steps: int,
-            intra_gbs: float = INTRA_GBS, inter_gbs: float = INTER_GBS, accumulate: str = "sharded",
-            experts: int = 0, expert_parallel: int = 1) -> Traffic:
+def traffic(
+    params: int,
+    *,
+    nodes: int,
+    gpus: int,
+    sharding: str,
+    micro_steps: int,
+    intra_gbs: float = INTRA_GBS,
+    inter_gbs: float = INTER_GBS,
+    accumulate: str = "sharded",
+    experts: int = 0,
+    expert_parallel: int = 1,
+) -> Traffic:
     """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node.
 
     With expert parallelism E the `experts` parameters are split over E GPUs and each part is
@@ -325,8 +463,16 @@ def all_to_all_bytes(model: torch.nn.Module, tokens_per_gpu: float, expert_paral
     moe_layers = sum(1 for m in model.modules() if type(m).__name__.endswith("Experts"))
     width = getattr(config, "moe_latent_size", None) or config.hidden_size
     passes = 2 * (3 if checkpointing else 2)  # dispatch + combine; forward, recompute, backward
-    return tokens_per_gpu * config.num_experts_per_tok * width * 2 * passes * moe_layers * (
-        expert_parallel - 1) / expert_parallel
+    return (
+        tokens_per_gpu
+        * config.num_experts_per_tok
+        * width
+        * 2
+        * passes
+        * moe_layers
+        * (expert_parallel - 1)
+        / expert_parallel
+    )
 
 
 @dataclass(frozen=True)
@@ -344,17 +490,41 @@ class StepTime:
         return self.compute + self.traffic.seconds + self.all_to_all
 
 
-def step_time(counts: ParamCounts, *, tokens: int, loss_share: float, nodes: int, gpus: int, sharding: str,
-              micro_steps: int, mfu: float, peak_tflops: float, intra_gbs: float = INTRA_GBS,
-              inter_gbs: float = INTER_GBS, compute_factor: float = 1.0, accumulate: str = "sharded",
-              experts: int = 0, expert_parallel: int = 1, all_to_all_bytes: float = 0.0,
-              a2a_gbs: float = A2A_GBS) -> StepTime:
+def step_time(
+    counts: ParamCounts,
+    *,
+    tokens: int,
+    loss_share: float,
+    nodes: int,
+    gpus: int,
+    sharding: str,
+    micro_steps: int,
+    mfu: float,
+    peak_tflops: float,
+    intra_gbs: float = INTRA_GBS,
+    inter_gbs: float = INTER_GBS,
+    compute_factor: float = 1.0,
+    accumulate: str = "sharded",
+    experts: int = 0,
+    expert_parallel: int = 1,
+    all_to_all_bytes: float = 0.0,
+    a2a_gbs: float = A2A_GBS,
+) -> StepTime:
     """compute_factor: 4/3 for DPO (the frozen reference's forward on top of the policy's 3 passes)."""
     flops = compute_factor * counts.step_flops(tokens, int(tokens * loss_share))
     compute = step_seconds(flops, nodes * gpus, peak_tflops, mfu)
-    moved = traffic(counts.total, nodes=nodes, gpus=gpus, sharding=sharding, micro_steps=micro_steps,
-                    intra_gbs=intra_gbs, inter_gbs=inter_gbs, accumulate=accumulate, experts=experts,
-                    expert_parallel=expert_parallel)
+    moved = traffic(
+        counts.total,
+        nodes=nodes,
+        gpus=gpus,
+        sharding=sharding,
+        micro_steps=micro_steps,
+        intra_gbs=intra_gbs,
+        inter_gbs=inter_gbs,
+        accumulate=accumulate,
+        experts=experts,
+        expert_parallel=expert_parallel,
+    )
     return StepTime(compute, moved, all_to_all_bytes / (a2a_gbs * 1e9))
 
 
@@ -363,37 +533,64 @@ def report(result: Plan, args) -> str:
     world = args.nodes * args.gpus
     micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
     model = build_meta_model(args.family, args.size, args.vocab)
-    timing = step_time(result.counts, tokens=tokens_per_step, loss_share=args.loss_share, nodes=args.nodes,
-                       gpus=args.gpus, sharding=args.sharding, micro_steps=micro_steps, mfu=args.mfu,
-                       peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs, inter_gbs=args.inter_gbs,
-                       accumulate=args.accumulate, experts=expert_params(model), expert_parallel=args.expert_parallel,
-                       all_to_all_bytes=all_to_all_bytes(model, tokens_per_step / world, args.expert_parallel,
-                                                         args.activation_checkpointing), a2a_gbs=args.a2a_gbs)
-    gathered = ("all weights (bf16) and full fp32 grads (unsharded accumulation)" if args.accumulate == "unsharded"
-                else "gathered bf16 blocks + root, one block's fp32 grads")
-    rows = [("weights + grads + AdamW (fp32, sharded)", result.static),
-            (gathered, result.gathered),
-            (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
-            ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
-            ("CUDA context, allocator slack", RUNTIME_BYTES)]
+    timing = step_time(
+        result.counts,
+        tokens=tokens_per_step,
+        loss_share=args.loss_share,
+        nodes=args.nodes,
+        gpus=args.gpus,
+        sharding=args.sharding,
+        micro_steps=micro_steps,
+        mfu=args.mfu,
+        peak_tflops=args.peak_tflops,
+        intra_gbs=args.intra_gbs,
+        inter_gbs=args.inter_gbs,
+        accumulate=args.accumulate,
+        experts=expert_params(model),
+        expert_parallel=args.expert_parallel,
+        all_to_all_bytes=all_to_all_bytes(
+            model, tokens_per_step / world, args.expert_parallel, args.activation_checkpointing
+        ),
+        a2a_gbs=args.a2a_gbs,
+    )
+    gathered = (
+        "all weights (bf16) and full fp32 grads (unsharded accumulation)"
+        if args.accumulate == "unsharded"
+        else "gathered bf16 blocks + root, one block's fp32 grads"
+    )
+    rows = [
+        ("weights + grads + AdamW (fp32, sharded)", result.static),
+        (gathered, result.gathered),
+        (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
+        ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
+        ("CUDA context, allocator slack", RUNTIME_BYTES),
+    ]
     group = shard_group(args.nodes, args.gpus, args.sharding)
-    lines = [f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
-             f"{result.counts.active / 1e9:.2f}B active; "
-             f"{args.nodes} node(s) x {args.gpus} GPUs of {args.gpu_gib} GiB, {args.sharding} sharding (state "
-             f"sharded over {group} GPUs); micro-batch {args.micro_batch_rows} x {args.tokens_per_row} tokens, "
-             f"{micro_steps} per step", "", "| memory per GPU | GiB |", "|---|---|"]
+    lines = [
+        f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
+        f"{result.counts.active / 1e9:.2f}B active; "
+        f"{args.nodes} node(s) x {args.gpus} GPUs of {args.gpu_gib} GiB, {args.sharding} sharding (state "
+        f"sharded over {group} GPUs); micro-batch {args.micro_batch_rows} x {args.tokens_per_row} tokens, "
+        f"{micro_steps} per step",
+        "",
+        "| memory per GPU | GiB |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {value / GIB:.1f} |" for name, value in rows]
     fits = "fits" if result.peak <= args.gpu_gib * GIB else "DOES NOT FIT"
     moved = timing.traffic
-    lines += [f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |", "",
-              f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, args.gpus) / 1024:,.0f} GiB",
-              f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
-              f"at MFU {args.mfu:.1%}; communication {moved.seconds:.1f} s ({moved.intra_bytes / 1e9:,.0f} GB per "
-              f"GPU within the node at {args.intra_gbs:g} GB/s, {moved.inter_bytes / 1e9:,.0f} GB across nodes at "
-              f"{args.inter_gbs:g} GB/s; expert parallel {args.expert_parallel}: all-to-all {timing.all_to_all:.1f} s); "
-              f"step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
-              f"{tokens_per_step / timing.overlapped / world:,.0f}-{tokens_per_step / timing.serial / world:,.0f} "
-              "tokens/s/GPU"]
+    lines += [
+        f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |",
+        "",
+        f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, args.gpus) / 1024:,.0f} GiB",
+        f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
+        f"at MFU {args.mfu:.1%}; communication {moved.seconds:.1f} s ({moved.intra_bytes / 1e9:,.0f} GB per "
+        f"GPU within the node at {args.intra_gbs:g} GB/s, {moved.inter_bytes / 1e9:,.0f} GB across nodes at "
+        f"{args.inter_gbs:g} GB/s; expert parallel {args.expert_parallel}: all-to-all {timing.all_to_all:.1f} s); "
+        f"step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
+        f"{tokens_per_step / timing.overlapped / world:,.0f}-{tokens_per_step / timing.serial / world:,.0f} "
+        "tokens/s/GPU",
+    ]
     return "\n".join(lines)
 
 
@@ -451,15 +648,16 @@ class RowLengths:
         return all(name in self.sets for name in names)
 
     def steps(self, names, *, rows: int, world: int, budget: int, samples: int = 64, seed: int = 0) -> Steps:
-        lengths = [int(length) for name in names for length, n in self.sets[name]["histogram"].items()
-                   for _ in range(n)]  # the run's sets concatenated, each row once, as the trainer samples them
+        lengths = [
+            int(length) for name in names for length, n in self.sets[name]["histogram"].items() for _ in range(n)
+        ]  # the run's sets concatenated, each row once, as the trainer samples them
         generator = torch.Generator().manual_seed(seed)
         tokens = packs = 0
         per_rank = rows // world
         for _ in range(samples):
             drawn = [lengths[i] for i in torch.randint(len(lengths), (rows,), generator=generator).tolist()]
             tokens += sum(drawn)
-            packs += max(len(pack_groups(drawn[r * per_rank:(r + 1) * per_rank], budget)) for r in range(world))
+            packs += max(len(pack_groups(drawn[r * per_rank : (r + 1) * per_rank], budget)) for r in range(world))
         trained = sum(self.sets[n]["trained_tokens"] for n in names) / sum(self.sets[n]["tokens"] for n in names)
         return Steps(tokens / samples, trained, packs / samples, f"{self.path}")
 
@@ -468,12 +666,20 @@ def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths |
     """Every row at max_length (every pair at twice that), unless a reference file gives the pairs."""
     rows, length = train["global_batch_rows"], train["max_length"]
     if not dpo:
-        return Steps(rows * length, CHAT_LOSS_SHARE, max(1, rows // (train["micro_batch_rows"] * world)),
-                     "every row at max_length")
+        return Steps(
+            rows * length,
+            CHAT_LOSS_SHARE,
+            max(1, rows // (train["micro_batch_rows"] * world)),
+            "every row at max_length",
+        )
     tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
     micro = max(1, int(-(-tokens // dpo_micro_tokens(train)) // world))
-    return Steps(tokens, lengths.loss_share if lengths else CHAT_LOSS_SHARE, micro,
-                 "reference file" if lengths else "every pair at 2 x max_length")
+    return Steps(
+        tokens,
+        lengths.loss_share if lengths else CHAT_LOSS_SHARE,
+        micro,
+        "reference file" if lengths else "every pair at 2 x max_length",
+    )
 
 
 def lineage_table(args) -> str:
@@ -495,21 +701,32 @@ def lineage_table(args) -> str:
         check_expert_parallel(model, degree, args.gpus)
     pairs = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
     stats = RowLengths(args.token_stats) if args.token_stats else None
-    mfu_note = (f"{args.mfu:.1%} (given)" if args.mfu is not None else
-                f"as measured at each pack size ({mfu_at(args.pack_tokens or sft_micro_tokens(train)):.1%} for SFT, "
-                f"{mfu_at(dpo_micro_tokens(train)):.1%} for DPO; MEASURED_MFU_BY_PACK)")
-    pair_note = (f", DPO pairs as measured in {args.pair_lengths} ({pairs.pairs:,} pairs, mean {pairs.mean_tokens:,.0f} "
-                 f"tokens, longest {pairs.longest:,})" if pairs else "")
-    lines = [f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active, "
-             f"{experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
-             f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of "
-             f"{args.pack_tokens or sft_micro_tokens(train):,} "
-             f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {mfu_note}, {args.intra_gbs:g} GB/s within "
-             f"/ {args.inter_gbs:g} GB/s across nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
-             f"{stats.path if stats else 'none given (--token-stats)'}; runs whose sets it lacks: every row at "
-             f"max_length{pair_note}. Times: overlapped-serial.",
-             "", "| run | steps | rows from | tokens/step | micro-batches/rank | nodes | E | sharding | GiB/GPU | "
-             "host GiB/node | s/step | hours | GPU-hours |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    mfu_note = (
+        f"{args.mfu:.1%} (given)"
+        if args.mfu is not None
+        else f"as measured at each pack size ({mfu_at(args.pack_tokens or sft_micro_tokens(train)):.1%} for SFT, "
+        f"{mfu_at(dpo_micro_tokens(train)):.1%} for DPO; MEASURED_MFU_BY_PACK)"
+    )
+    pair_note = (
+        f", DPO pairs as measured in {args.pair_lengths} ({pairs.pairs:,} pairs, mean {pairs.mean_tokens:,.0f} "
+        f"tokens, longest {pairs.longest:,})"
+        if pairs
+        else ""
+    )
+    lines = [
+        f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active, "
+        f"{experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
+        f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of "
+        f"{args.pack_tokens or sft_micro_tokens(train):,} "
+        f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {mfu_note}, {args.intra_gbs:g} GB/s within "
+        f"/ {args.inter_gbs:g} GB/s across nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
+        f"{stats.path if stats else 'none given (--token-stats)'}; runs whose sets it lacks: every row at "
+        f"max_length{pair_note}. Times: overlapped-serial.",
+        "",
+        "| run | steps | rows from | tokens/step | micro-batches/rank | nodes | E | sharding | GiB/GPU | "
+        "host GiB/node | s/step | hours | GPU-hours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     references = []
     for name, spec in config["runs"].items():
         if spec["kind"] not in ("sft", "dpo"):
@@ -529,28 +746,52 @@ def lineage_table(args) -> str:
             if dpo and nodes == args.nodes_list[0]:
                 references.append((name, spec, step.tokens))
             for degree in args.expert_parallel_list:
-                for sharding in (("full", "hybrid") if nodes > 1 else ("full",)):
+                for sharding in ("full", "hybrid") if nodes > 1 else ("full",):
                     group = shard_group(nodes, args.gpus, sharding)
-                    result = plan(model, gpus=group, micro_tokens=micro_tokens, checkpointing=True,
-                                  loss_share=step.loss_share, fused_loss=train["speed"]["fused_loss"],
-                                  expert_parallel=degree)
-                    timing = step_time(counts, tokens=int(step.tokens), loss_share=step.loss_share, nodes=nodes,
-                                       gpus=args.gpus, sharding=sharding, micro_steps=max(1, round(step.micro_steps)),
-                                       mfu=mfu, peak_tflops=args.peak_tflops, intra_gbs=args.intra_gbs,
-                                       inter_gbs=args.inter_gbs, experts=experts, expert_parallel=degree,
-                                       all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
-                                       a2a_gbs=args.a2a_gbs)
+                    result = plan(
+                        model,
+                        gpus=group,
+                        micro_tokens=micro_tokens,
+                        checkpointing=True,
+                        loss_share=step.loss_share,
+                        fused_loss=train["speed"]["fused_loss"],
+                        expert_parallel=degree,
+                    )
+                    timing = step_time(
+                        counts,
+                        tokens=int(step.tokens),
+                        loss_share=step.loss_share,
+                        nodes=nodes,
+                        gpus=args.gpus,
+                        sharding=sharding,
+                        micro_steps=max(1, round(step.micro_steps)),
+                        mfu=mfu,
+                        peak_tflops=args.peak_tflops,
+                        intra_gbs=args.intra_gbs,
+                        inter_gbs=args.inter_gbs,
+                        experts=experts,
+                        expert_parallel=degree,
+                        all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
+                        a2a_gbs=args.a2a_gbs,
+                    )
                     fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
                     hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
-                    lines.append(f"| {shown} | {spec['steps']:,} | {source} | {step.tokens:,.0f} | "
-                                 f"{step.micro_steps:.1f} | {nodes} | {degree} | {sharding} | "
-                                 f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | "
-                                 f"{timing.overlapped:.1f}-{timing.serial:.1f} | "
-                                 f"{hours[0]:,.2f}-{hours[1]:,.2f} | {hours[0] * world:,.1f}-{hours[1] * world:,.1f} |")
-    lines += ["", f"Reference log-probs: one forward pass over a run's pairs on its node, each of the {args.gpus} GPUs "
-              "scoring a share with the whole bf16 model (an upper bound: every pair of every step scored, repeats "
-              "included; runs of one parent and pair set share the job):", "",
-              "| job | for | pairs scored | hours on 1 node |", "|---|---|---|---|"]
+                    lines.append(
+                        f"| {shown} | {spec['steps']:,} | {source} | {step.tokens:,.0f} | "
+                        f"{step.micro_steps:.1f} | {nodes} | {degree} | {sharding} | "
+                        f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | "
+                        f"{timing.overlapped:.1f}-{timing.serial:.1f} | "
+                        f"{hours[0]:,.2f}-{hours[1]:,.2f} | {hours[0] * world:,.1f}-{hours[1] * world:,.1f} |"
+                    )
+    lines += [
+        "",
+        f"Reference log-probs: one forward pass over a run's pairs on its node, each of the {args.gpus} GPUs "
+        "scoring a share with the whole bf16 model (an upper bound: every pair of every step scored, repeats "
+        "included; runs of one parent and pair set share the job):",
+        "",
+        "| job | for | pairs scored | hours on 1 node |",
+        "|---|---|---|---|",
+    ]
     shared: dict[tuple, list] = {}
     for name, spec, step_tokens in references:
         shared.setdefault((tuple(spec["parents"]), tuple(spec["data"])), []).append((name, spec, step_tokens))
@@ -558,21 +799,35 @@ def lineage_table(args) -> str:
         name, spec, step_tokens = max(group, key=lambda entry: entry[1]["steps"])
         flops = 2 * counts.active * step_tokens * spec["steps"]
         names = sorted(n for n, _, _ in group)  # the workflow names a shared job after the first by name
-        lines.append(f"| {names[0]}_reference | {', '.join(names)} | "
-                     f"{train['global_batch_rows'] * spec['steps']:,} | "
-                     f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu or MEASURED_MFU) / 3600:,.1f} |")
+        lines.append(
+            f"| {names[0]}_reference | {', '.join(names)} | "
+            f"{train['global_batch_rows'] * spec['steps']:,} | "
+            f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu or MEASURED_MFU) / 3600:,.1f} |"
+        )
     weights_gib = 2 * counts.total / GIB
-    lines.append(f"\nEach scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
-                 f"({'fits' if weights_gib + 8 <= args.gpu_gib else 'does not fit'} one {args.gpu_gib:g} GiB GPU "
-                 "with packs of 32,768 tokens).")
+    lines.append(
+        f"\nEach scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
+        f"({'fits' if weights_gib + 8 <= args.gpu_gib else 'does not fit'} one {args.gpu_gib:g} GiB GPU "
+        "with packs of 32,768 tokens)."
+    )
     return "\n".join(lines)
 
 
 def planned_peak(run: Measured) -> float:
     model = build_meta_model(run.family, run.size, run.vocab)
-    return plan(model, gpus=1, micro_tokens=run.micro_tokens, checkpointing=run.checkpointing,
-                ce_chunk_tokens=run.ce_chunk_tokens,
-                loss_share=run.loss_share, fused_loss=run.fused_loss, accumulate=run.accumulate).peak / GIB
+    return (
+        plan(
+            model,
+            gpus=1,
+            micro_tokens=run.micro_tokens,
+            checkpointing=run.checkpointing,
+            ce_chunk_tokens=run.ce_chunk_tokens,
+            loss_share=run.loss_share,
+            fused_loss=run.fused_loss,
+            accumulate=run.accumulate,
+        ).peak
+        / GIB
+    )
 
 
 def check() -> str:
@@ -581,8 +836,10 @@ def check() -> str:
     for run in MEASURED:
         planned = planned_peak(run)
         note = " (compiled: fewer activations kept than planned)" if run.compiled else ""
-        lines.append(f"| {run.name}{note} | {planned:.1f} | {run.measured_gib:.1f} | "
-                     f"{100 * (planned - run.measured_gib) / run.measured_gib:+.0f}% |")
+        lines.append(
+            f"| {run.name}{note} | {planned:.1f} | {run.measured_gib:.1f} | "
+            f"{100 * (planned - run.measured_gib) / run.measured_gib:+.0f}% |"
+        )
     return "\n".join(lines)
 
 
@@ -593,8 +850,12 @@ def main(argv=None) -> int:
     parser.add_argument("--vocab", type=int, default=131072)
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument("--gpus", type=int, default=8, help="GPUs per node")
-    parser.add_argument("--sharding", choices=("full", "hybrid"), default="full",
-                        help="hybrid: shard within a node, replicate across nodes")
+    parser.add_argument(
+        "--sharding",
+        choices=("full", "hybrid"),
+        default="full",
+        help="hybrid: shard within a node, replicate across nodes",
+    )
     parser.add_argument("--intra-gbs", type=float, default=INTRA_GBS, help="bus bandwidth within a node, GB/s per GPU")
     parser.add_argument("--inter-gbs", type=float, default=INTER_GBS, help="bus bandwidth across nodes, GB/s per GPU")
     parser.add_argument("--gpu-gib", type=float, default=80)
@@ -603,30 +864,78 @@ def main(argv=None) -> int:
     parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
     parser.add_argument("--activation-checkpointing", action="store_true")
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
-    parser.add_argument("--fused-loss", nargs="?", const="liger", default="none", choices=FUSED_LOSSES,
-                        help="train_sft.py's --fused-loss (alone: liger, no logits kept; compiled: bf16 logits only)")
-    parser.add_argument("--accumulate", choices=ACCUMULATIONS, default="sharded",
-                        help="train_sft.py's --accumulate (unsharded: all weights and gradients on every GPU)")
-    parser.add_argument("--loss-share", type=float, default=1.0,
-                        help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})")
-    parser.add_argument("--mfu", type=float, default=None,
-                        help=f"model FLOPs utilisation (default {MEASURED_MFU:.1%}; --lineage: as measured at each pack size)")
+    parser.add_argument(
+        "--fused-loss",
+        nargs="?",
+        const="liger",
+        default="none",
+        choices=FUSED_LOSSES,
+        help="train_sft.py's --fused-loss (alone: liger, no logits kept; compiled: bf16 logits only)",
+    )
+    parser.add_argument(
+        "--accumulate",
+        choices=ACCUMULATIONS,
+        default="sharded",
+        help="train_sft.py's --accumulate (unsharded: all weights and gradients on every GPU)",
+    )
+    parser.add_argument(
+        "--loss-share",
+        type=float,
+        default=1.0,
+        help=f"share of tokens with a loss, where the head runs (the chat rows: {CHAT_LOSS_SHARE})",
+    )
+    parser.add_argument(
+        "--mfu",
+        type=float,
+        default=None,
+        help=f"model FLOPs utilisation (default {MEASURED_MFU:.1%}; --lineage: as measured at each pack size)",
+    )
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
     parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, full scale)")
-    parser.add_argument("--pair-lengths", type=Path, default=None, metavar="FILE",
-                        help="--lineage: a reference_logprobs.py file whose pair lengths DPO steps are planned with")
-    parser.add_argument("--nodes-list", type=lambda text: [int(n) for n in text.split(",")], default=[1, 2, 4],
-                        help="node counts of --lineage (default 1,2,4)")
-    parser.add_argument("--expert-parallel", type=int, default=1, metavar="E",
-                        help="routed experts split over E GPUs of a node (1: FSDP shards them like the rest)")
-    parser.add_argument("--expert-parallel-list", type=lambda text: [int(n) for n in text.split(",")], default=[1],
-                        help="expert-parallel degrees of --lineage (e.g. 1,8)")
-    parser.add_argument("--a2a-gbs", type=float, default=A2A_GBS, help="all-to-all bandwidth within a node, GB/s per GPU")
-    parser.add_argument("--pack-tokens", type=int, default=None, metavar="N",
-                        help="--lineage: SFT packs of N tokens (default: the full scale's train.speed.pack_tokens)")
-    parser.add_argument("--token-stats", type=Path, default=None, metavar="FILE",
-                        help="--lineage: the token_stats rule's output; steps are packed from these row lengths")
+    parser.add_argument(
+        "--pair-lengths",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="--lineage: a reference_logprobs.py file whose pair lengths DPO steps are planned with",
+    )
+    parser.add_argument(
+        "--nodes-list",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2, 4],
+        help="node counts of --lineage (default 1,2,4)",
+    )
+    parser.add_argument(
+        "--expert-parallel",
+        type=int,
+        default=1,
+        metavar="E",
+        help="routed experts split over E GPUs of a node (1: FSDP shards them like the rest)",
+    )
+    parser.add_argument(
+        "--expert-parallel-list",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1],
+        help="expert-parallel degrees of --lineage (e.g. 1,8)",
+    )
+    parser.add_argument(
+        "--a2a-gbs", type=float, default=A2A_GBS, help="all-to-all bandwidth within a node, GB/s per GPU"
+    )
+    parser.add_argument(
+        "--pack-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--lineage: SFT packs of N tokens (default: the full scale's train.speed.pack_tokens)",
+    )
+    parser.add_argument(
+        "--token-stats",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="--lineage: the token_stats rule's output; steps are packed from these row lengths",
+    )
     args = parser.parse_args(argv)
     if args.check:
         print(check())
@@ -637,11 +946,17 @@ def main(argv=None) -> int:
     model = build_meta_model(args.family, args.size, args.vocab)
     check_expert_parallel(model, args.expert_parallel, args.gpus)
     args.mfu = MEASURED_MFU if args.mfu is None else args.mfu
-    result = plan(model, gpus=shard_group(args.nodes, args.gpus, args.sharding),
-                  micro_tokens=args.micro_batch_rows * args.tokens_per_row,
-                  checkpointing=args.activation_checkpointing, ce_chunk_tokens=args.ce_chunk_tokens,
-                  loss_share=args.loss_share, fused_loss=args.fused_loss, accumulate=args.accumulate,
-                  expert_parallel=args.expert_parallel)
+    result = plan(
+        model,
+        gpus=shard_group(args.nodes, args.gpus, args.sharding),
+        micro_tokens=args.micro_batch_rows * args.tokens_per_row,
+        checkpointing=args.activation_checkpointing,
+        ce_chunk_tokens=args.ce_chunk_tokens,
+        loss_share=args.loss_share,
+        fused_loss=args.fused_loss,
+        accumulate=args.accumulate,
+        expert_parallel=args.expert_parallel,
+    )
     print(report(result, args))
     return 0
 

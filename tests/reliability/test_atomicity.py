@@ -13,12 +13,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import eval_model
 import pytest
+import read_battles
 from _eval_fixtures import make_checkpoint, write_items
 from _training_fixtures import REPO, build_base, run_in_process, train_args
 
-import eval_model
-import read_battles
 from lineage.evaluation import tasks
 from lineage.io import DiskFullError, write_jsonl
 from lineage.soup.stream import make_soup
@@ -31,8 +31,9 @@ def _mount(directory: Path) -> bool:
     for command in (["mount"], ["sudo", "-n", "mount"]):
         if shutil.which(command[0]) is None:
             continue
-        done = subprocess.run([*command, "-t", "tmpfs", "-o", f"size={TMPFS_BYTES}", "tmpfs", str(directory)],
-                              capture_output=True)
+        done = subprocess.run(
+            [*command, "-t", "tmpfs", "-o", f"size={TMPFS_BYTES}", "tmpfs", str(directory)], capture_output=True
+        )
         if done.returncode == 0:
             return True
     return False
@@ -56,8 +57,9 @@ def small_disk(tmp_path):
     try:
         yield fill
     finally:
-        subprocess.run(["umount", str(mount)], check=False) if os.geteuid() == 0 else \
-            subprocess.run(["sudo", "-n", "umount", str(mount)], check=False)
+        subprocess.run(["umount", str(mount)], check=False) if os.geteuid() == 0 else subprocess.run(
+            ["sudo", "-n", "umount", str(mount)], check=False
+        )
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -76,8 +78,16 @@ def base(tmp_path_factory):
 def test_data_stage_on_a_full_disk(small_disk):
     disk = small_disk(64 * 1024)  # the validated export is ~400 KB
     with pytest.raises(DiskFullError, match=rf"{disk / 'battles.jsonl'}: No space left on device"):
-        read_battles.main(["--export", str(EXPORT), "--out", str(disk / "battles.jsonl"),
-                           "--quarantine", str(disk / "quarantine.jsonl")])
+        read_battles.main(
+            [
+                "--export",
+                str(EXPORT),
+                "--out",
+                str(disk / "battles.jsonl"),
+                "--quarantine",
+                str(disk / "quarantine.jsonl"),
+            ]
+        )
     assert not {"battles.jsonl"} & set(leftovers(disk))
     assert not [name for name in leftovers(disk) if ".tmp-" in name]
 
@@ -85,8 +95,9 @@ def test_data_stage_on_a_full_disk(small_disk):
 def test_training_checkpoint_on_a_full_disk(small_disk, base, tmp_path):
     disk = small_disk(128 * 1024)  # the tiny model's checkpoint is ~0.6 MB
     with pytest.raises(DiskFullError, match=rf"{disk / 'child'}: No space left on device"):
-        run_in_process("train_sft", train_args(base["base"], base["sft"], disk / "child", steps=1,
-                                               metrics=tmp_path / "m.jsonl"))
+        run_in_process(
+            "train_sft", train_args(base["base"], base["sft"], disk / "child", steps=1, metrics=tmp_path / "m.jsonl")
+        )
     assert leftovers(disk) == []
 
 
@@ -101,8 +112,20 @@ def test_soup_on_a_full_disk(small_disk, base, tmp_path):
 def test_eval_on_a_full_disk(small_disk, tmp_path):
     model, items = make_checkpoint(tmp_path / "ckpt", run="pico"), write_items(tmp_path / "items")
     disk = small_disk(0)
-    argv = ["--model", str(model), "--items", f"gsm8k={items['gsm8k']}", "--sizes", "gsm8k=2,2", "--parts", "gsm8k_A",
-            "--max-new-tokens", "4", "--out-dir", str(disk)]
+    argv = [
+        "--model",
+        str(model),
+        "--items",
+        f"gsm8k={items['gsm8k']}",
+        "--sizes",
+        "gsm8k=2,2",
+        "--parts",
+        "gsm8k_A",
+        "--max-new-tokens",
+        "4",
+        "--out-dir",
+        str(disk),
+    ]
     with pytest.raises(DiskFullError, match=r"No space left on device"):
         eval_model.main(argv)
     assert leftovers(disk) == []
@@ -142,8 +165,22 @@ def test_an_eval_interrupted_midway_leaves_no_result(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tasks, "generate_greedy", failing)
     out = tmp_path / "out"
-    argv = ["--model", str(model), "--items", f"gsm8k={items['gsm8k']}", "--sizes", "gsm8k=4,4", "--parts", "gsm8k_A",
-            "--batch-size", "2", "--max-new-tokens", "4", "--out-dir", str(out)]
+    argv = [
+        "--model",
+        str(model),
+        "--items",
+        f"gsm8k={items['gsm8k']}",
+        "--sizes",
+        "gsm8k=4,4",
+        "--parts",
+        "gsm8k_A",
+        "--batch-size",
+        "2",
+        "--max-new-tokens",
+        "4",
+        "--out-dir",
+        str(out),
+    ]
     with pytest.raises(KeyboardInterrupt):
         eval_model.main(argv)
     assert len(calls) == 1 and len(calls[0]) == 4

@@ -4,14 +4,14 @@ Each bad config must be refused with a message that names the offending key.
 """
 
 import copy
-from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from workflow_helpers import REPO, snakemake
+
 from lineage.canonical import numbers_by_schema
 from lineage.workflow.runs import ConfigError, build_lineage
-from workflow_helpers import REPO, snakemake
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -94,15 +94,23 @@ def test_schema_refuses_unsafe_run_names():
         ({"scales__embedded__eval__items__ifeval": "missing/if.jsonl"}, "scales.embedded.eval.items.ifeval"),
         ({"scales__embedded__general_mix__rows": 5000}, "general_mix.rows: 5,000 rows asked for, but its sources hold"),
         # the card's IF sizes against the 240 shipped items: refused at parse time, not inside a job
-        ({"scales__embedded__eval__sizes__ifeval": [200, 400, 753]},
-         "scales.embedded.eval.sizes.ifeval: its parts need 200 + 400 + 753 = 1,353 items, but "
-         "resources/sample/eval/ifeval.jsonl holds 240"),
+        (
+            {"scales__embedded__eval__sizes__ifeval": [200, 400, 753]},
+            "scales.embedded.eval.sizes.ifeval: its parts need 200 + 400 + 753 = 1,353 items, but "
+            "resources/sample/eval/ifeval.jsonl holds 240",
+        ),
         ({"scales__embedded__train__nodes": 3}, "cannot be split into micro-batches of 4 rows over 6 processes"),
         ({"scales__embedded__resources__train__mem_mb": "auto"}, "resources.train.mem_mb: auto plans host memory"),
         # the embedded Nemotron-H: 4 routed experts a layer, 2 processes a node
         ({"scales__embedded__train__expert_parallel": 4}, "expert_parallel: 4) does not divide the 2 processes"),
-        ({"scales__embedded__train__expert_parallel": 3, "scales__embedded__train__processes": 3,
-          "scales__embedded__train__global_batch_rows": 12}, "expert_parallel: 3) does not divide the 4 routed experts"),
+        (
+            {
+                "scales__embedded__train__expert_parallel": 3,
+                "scales__embedded__train__processes": 3,
+                "scales__embedded__train__global_batch_rows": 12,
+            },
+            "expert_parallel: 3) does not divide the 4 routed experts",
+        ),
     ],
 )
 def test_lineage_checks_name_the_key(changes, message):
@@ -163,7 +171,9 @@ def test_a_run_named_like_a_rule_or_target_is_refused_before_any_job(tmp_path, n
     proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
-    assert f"runs.{name.removesuffix('_eval') if name == 'sftwF_eval' else name}" in out and "rename the run" in out, out
+    assert f"runs.{name.removesuffix('_eval') if name == 'sftwF_eval' else name}" in out and "rename the run" in out, (
+        out
+    )
 
 
 def _resolved(node):

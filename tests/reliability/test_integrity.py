@@ -63,8 +63,13 @@ def swap_tokenizer(directory: Path) -> Path:
     return tokenizer
 
 
-DAMAGE = {"truncated shard": truncate, "flipped bit": flip_a_bit, "deleted shard": delete_shard,
-          "edited config": edit_config, "rewritten tokenizer": swap_tokenizer}
+DAMAGE = {
+    "truncated shard": truncate,
+    "flipped bit": flip_a_bit,
+    "deleted shard": delete_shard,
+    "edited config": edit_config,
+    "rewritten tokenizer": swap_tokenizer,
+}
 
 
 def use_in_soup(directory: Path, tmp_path: Path) -> None:

@@ -33,8 +33,15 @@ def base(tmp_path_factory):
 
 
 def options(root: Path, **overrides):
-    return dict(steps=STEPS, state_dir=root / "state", save_every=4, keep_states=2, global_batch_rows=4,
-                micro_batch_rows=2, **overrides)
+    return dict(
+        steps=STEPS,
+        state_dir=root / "state",
+        save_every=4,
+        keep_states=2,
+        global_batch_rows=4,
+        micro_batch_rows=2,
+        **overrides,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +65,9 @@ def start(args: list[str], processes: int) -> subprocess.Popen:
     script = str(SCRIPTS / "train_sft.py")
     launcher = [*LAUNCHER, "--num_processes", str(processes)] if processes > 1 else [sys.executable]
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([*launcher, script, *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [*launcher, script, *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def signal_job(pid: int, sig: signal.Signals) -> None:
@@ -71,7 +79,7 @@ def signal_job(pid: int, sig: signal.Signals) -> None:
             text = stat.read_text()
         except OSError:
             continue
-        parent = int(text[text.rindex(")") + 2:].split()[1])
+        parent = int(text[text.rindex(")") + 2 :].split()[1])
         children.setdefault(parent, []).append(int(stat.parent.name))
     family, queue = [], [pid]
     while queue:

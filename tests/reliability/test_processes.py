@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from _training_fixtures import LAUNCHER, SCRIPTS, build_base, train_args
 from battle_factory import battle, write_export
+from workflow_helpers import REPO
 
 from lineage.errors import EXIT_CODES, run_cli
 from lineage.io import DiskFullError
 from lineage.training.lifetime import StateLock, StateLockedError
-from workflow_helpers import REPO
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,9 @@ def test_a_killed_process_group_leaves_no_training_rank_behind(base, tmp_path):
     args = train_args(base["base"], base["sft"], out, steps=400, lr=1e-4, **{"micro-batch-rows": 2})
     cmd = [*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args]
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
-    job = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           start_new_session=True)  # a process group of its own, as a Snakemake job's shell
+    job = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )  # a process group of its own, as a Snakemake job's shell
     metrics = out.parent / f"{out.name}.metrics.jsonl"
     deadline = time.time() + 120
     while not (metrics.is_file() and metrics.read_text().count("\n") >= 2):
@@ -73,8 +74,15 @@ def test_a_failed_rank_ends_the_job_log_with_its_one_line_error_and_its_code(bas
     out = tmp_path / "diverged"
     args = train_args(base["base"], base["sft"], out, steps=6, lr=1e12, **{"micro-batch-rows": 2})
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1"}
-    job = subprocess.run([*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args], cwd=REPO,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    job = subprocess.run(
+        [*LAUNCHER, "--num_processes", "2", str(SCRIPTS / "train_sft.py"), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
     log = job.stdout.strip().splitlines()
     assert job.returncode == EXIT_CODES["DivergedError"], job.stdout[-3000:]
     assert log[-1].startswith("train_sft.py: diverged error: step 2/6"), log[-5:]
@@ -84,10 +92,18 @@ def test_a_failed_rank_ends_the_job_log_with_its_one_line_error_and_its_code(bas
 
 def test_a_second_writer_of_a_state_directory_is_refused_naming_the_holder(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
-         "from lineage.training.lifetime import StateLock; lock = StateLock(sys.argv[2]).acquire();"
-         "print('locked', flush=True); time.sleep(60)", str(SCRIPTS), str(tmp_path)],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; sys.path.insert(0, sys.argv[1]);"
+            "from lineage.training.lifetime import StateLock; lock = StateLock(sys.argv[2]).acquire();"
+            "print('locked', flush=True); time.sleep(60)",
+            str(SCRIPTS),
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(StateLockedError, match=rf'"pid": {holder.pid}.*before starting another writer'):
@@ -112,13 +128,21 @@ def test_the_trainer_refuses_a_state_directory_in_use(base, tmp_path):
 
 def run_script(script: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(SCRIPTS)}
-    return subprocess.run([sys.executable, str(SCRIPTS / script), *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / script), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_missing_input_is_one_line_with_the_data_code(tmp_path):
-    run = run_script("read_battles.py", "--export", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"),
-                     "--quarantine", str(tmp_path / "q"))
+    run = run_script(
+        "read_battles.py",
+        "--export",
+        str(tmp_path / "none.jsonl"),
+        "--out",
+        str(tmp_path / "o"),
+        "--quarantine",
+        str(tmp_path / "q"),
+    )
     assert run.returncode == 3 and "Traceback" not in run.stderr
     assert run.stderr.strip().count("\n") == 0 and "none.jsonl" in run.stderr
 
@@ -131,8 +155,21 @@ def test_a_damaged_checkpoint_in_eval_is_one_line_with_the_integrity_code(base, 
     shard = next(damaged.glob("*.safetensors"))
     shard.write_bytes(shard.read_bytes()[:-16] + b"\0" * 16)
     items = REPO / "resources/sample/eval/mmlu.jsonl"
-    run = run_script("eval_model.py", "--model", str(damaged), "--items", f"mmlu={items}", "--sizes", "mmlu=2,2",
-                     "--parts", "mmlu_A", "--out-dir", str(tmp_path / "eval"), "--device", "cpu")
+    run = run_script(
+        "eval_model.py",
+        "--model",
+        str(damaged),
+        "--items",
+        f"mmlu={items}",
+        "--sizes",
+        "mmlu=2,2",
+        "--parts",
+        "mmlu_A",
+        "--out-dir",
+        str(tmp_path / "eval"),
+        "--device",
+        "cpu",
+    )
     assert run.returncode == 5, run.stderr[-2000:]
     assert "Traceback" not in run.stderr and shard.name in run.stderr
 
@@ -145,7 +182,11 @@ def test_a_full_disk_is_one_line_with_the_disk_code(tmp_path, monkeypatch, capsy
 
     monkeypatch.setattr(read_battles, "write_jsonl", full)
     export = write_export(tmp_path / "export.jsonl", [battle()])
-    code = run_cli(lambda: read_battles.main(["--export", str(export), "--out", str(tmp_path / "o.jsonl"),
-                                              "--quarantine", str(tmp_path / "q.jsonl")]), prog="read_battles.py")
+    code = run_cli(
+        lambda: read_battles.main(
+            ["--export", str(export), "--out", str(tmp_path / "o.jsonl"), "--quarantine", str(tmp_path / "q.jsonl")]
+        ),
+        prog="read_battles.py",
+    )
     err = capsys.readouterr().err
     assert code == 6 and err.startswith("read_battles.py: disk error: ") and "No space left" in err

@@ -15,18 +15,20 @@ import torch
 from _training_fixtures import build_base, run_in_process, train_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workflow_helpers import REPO
 
+from lineage.checkpoint import load_model, read_lineage, write_lineage
 from lineage.data.battles import validate_battle
 from lineage.data.export import read_export
-from lineage.checkpoint import load_model, read_lineage, write_lineage
 from lineage.io import DataError
 from lineage.shards import CheckpointError
 from lineage.soup.stream import make_soup
-from workflow_helpers import REPO
 
 SAMPLES = {
     "native": [json.loads(line) for line in (REPO / "resources/sample/battles.jsonl").read_text().splitlines()[:40]],
-    "arena": [json.loads(line) for line in (REPO / "resources/sample/battles_arena.jsonl").read_text().splitlines()[:40]],
+    "arena": [
+        json.loads(line) for line in (REPO / "resources/sample/battles_arena.jsonl").read_text().splitlines()[:40]
+    ],
 }
 OUR_MODEL = "ember-stage1"
 JSON_VALUES = st.recursive(
@@ -85,8 +87,12 @@ def export_line(draw, fmt: str) -> bytes:
 def test_fuzzed_export_rows_are_kept_valid_or_quarantined_never_lost(tmp_path, cases, fmt):
     tried = []
 
-    @settings(max_examples=150, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=150,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(lines=st.lists(export_line(fmt), min_size=1, max_size=6), seed=st.integers(0, 2**16))
     def check(lines, seed):
         random.Random(seed).shuffle(lines)

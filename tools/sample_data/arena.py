@@ -1,7 +1,6 @@
-"""The same battles in the public Chatbot Arena export format
-"""
+"""The same battles in the public Chatbot Arena export format"""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sample_data.battles import LOSE_WEIGHTS, WIN_WEIGHTS, build_pool, conversation, maybe_cite, pick, variants_of
 from sample_data.common import OPPONENTS, OWN_MODEL, rng_for
@@ -18,7 +17,7 @@ def make_arena(seed):
     rng.shuffle(winners)
     ours_on_a = [True] * 12 + [False] * 12
     rng.shuffle(ours_on_a)
-    start = datetime(2026, 3, 2, tzinfo=timezone.utc).timestamp()
+    start = datetime(2026, 3, 2, tzinfo=UTC).timestamp()
     rows = []
     for i, (inst, winner) in enumerate(zip(picks, winners)):
         v = variants_of(inst, rng)
@@ -32,16 +31,18 @@ def make_arena(seed):
         messages = conversation(inst, rng, i < 2)  # two follow-ups that share their first exchange
         opponent = rng.choice(OPPONENTS)
         model_a, model_b = (OWN_MODEL, opponent) if ours_on_a[i] else (opponent, OWN_MODEL)
-        rows.append({
-            "question_id": f"{rng.getrandbits(128):032x}",
-            "model_a": model_a,
-            "model_b": model_b,
-            "winner": winner,
-            "conversation_a": messages + [{"role": "assistant", "content": a}],
-            "conversation_b": messages + [{"role": "assistant", "content": b}],
-            "turn": sum(m["role"] == "user" for m in messages),
-            "language": "English",
-            "tstamp": round(start + rng.uniform(0, 35 * 86400), 4),
-        })
+        rows.append(
+            {
+                "question_id": f"{rng.getrandbits(128):032x}",
+                "model_a": model_a,
+                "model_b": model_b,
+                "winner": winner,
+                "conversation_a": messages + [{"role": "assistant", "content": a}],
+                "conversation_b": messages + [{"role": "assistant", "content": b}],
+                "turn": sum(m["role"] == "user" for m in messages),
+                "language": "English",
+                "tstamp": round(start + rng.uniform(0, 35 * 86400), 4),
+            }
+        )
     rows.sort(key=lambda r: r["tstamp"])
     return rows

@@ -1,9 +1,8 @@
-"""The prompt pool: 190 distinct prompts, each with its four answer variants
-"""
+"""The prompt pool: 190 distinct prompts, each with its four answer variants"""
 
 import random
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sample_data.citations import cite
 from sample_data.common import OPPONENTS, OWN_MODEL, TEXT, fill, fill_any, rng_for
@@ -12,7 +11,14 @@ from sample_data.render import section_variants
 from sample_data.subjects import CITIES, PARAM_SUBJECTS, SUBJECTS, c_meal_plan, t_itinerary, w_cover, w_toast
 
 WARMUPS = TEXT["WARMUPS"]
-ACKS = ["Thanks!", "Great, that helps.", "Got it, thanks.", "Perfect. Next question:", "OK, makes sense.", "Thanks. Another one:"]
+ACKS = [
+    "Thanks!",
+    "Great, that helps.",
+    "Got it, thanks.",
+    "Perfect. Next question:",
+    "OK, makes sense.",
+    "Thanks. Another one:",
+]
 
 
 def instantiate(subject, idx, rng):
@@ -66,8 +72,11 @@ def conversation(inst, rng, multi):
     if not multi:
         return [{"role": "user", "content": inst["prompt"]}]
     q, a = rng.choice(WARMUPS[inst["topic"]])
-    return [{"role": "user", "content": q}, {"role": "assistant", "content": a},
-            {"role": "user", "content": f"{rng.choice(ACKS)} {inst['prompt']}"}]
+    return [
+        {"role": "user", "content": q},
+        {"role": "assistant", "content": a},
+        {"role": "user", "content": f"{rng.choice(ACKS)} {inst['prompt']}"},
+    ]
 
 
 # -----------------------------------------------------------------------------
@@ -159,12 +168,16 @@ def assign_prompt_ids(plans, rng, n_tie_prompts):
 
 def random_times(rng, n, used):
     """n distinct timestamps over six weeks, weighted toward waking hours, sorted."""
-    start = datetime(2026, 2, 23, tzinfo=timezone.utc)
+    start = datetime(2026, 2, 23, tzinfo=UTC)
     hour_weights = [1, 1, 1, 1, 1, 1, 2, 3, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7, 8, 8, 7, 5, 3]
     out = []
     while len(out) < n:
-        t = start + timedelta(days=rng.randrange(42), hours=rng.choices(range(24), hour_weights)[0],
-                              minutes=rng.randrange(60), seconds=rng.randrange(60))
+        t = start + timedelta(
+            days=rng.randrange(42),
+            hours=rng.choices(range(24), hour_weights)[0],
+            minutes=rng.randrange(60),
+            seconds=rng.randrange(60),
+        )
         if t not in used:
             used.add(t)
             out.append(t)
@@ -202,7 +215,11 @@ def decisive_battles(plan, inst, variants, rng, opponents):
         key = win_key[b["win"]]
         base = variants[key]
         if b["win"] not in decorated:
-            decorated[b["win"]] = (cite(base, inst, rng, safe=True) if rng.random() < 0.5 else base) if markers else maybe_cite(base, inst, rng)
+            decorated[b["win"]] = (
+                (cite(base, inst, rng, safe=True) if rng.random() < 0.5 else base)
+                if markers
+                else maybe_cite(base, inst, rng)
+            )
             text = decorated[b["win"]]
         elif markers:
             text = cite(base, inst, rng, safe=True) if rng.random() < 0.7 or decorated[b["win"]] == base else base
@@ -231,8 +248,14 @@ def tie_battles(votes, inst, variants, rng, opponents):
     for vote in votes:
         keys = ["D", "A", "B"] if vote == "tie" else ["F", "B"]
         a, b = rng.sample(keys, 2)
-        out.append({"vote": vote, "own": maybe_cite(variants[a], inst, rng),
-                    "other": maybe_cite(variants[b], inst, rng), "model": rng.choice(opponents)})
+        out.append(
+            {
+                "vote": vote,
+                "own": maybe_cite(variants[a], inst, rng),
+                "other": maybe_cite(variants[b], inst, rng),
+                "model": rng.choice(opponents),
+            }
+        )
     return out
 
 
@@ -248,11 +271,22 @@ def make_battles(seed):
     tie_ids = assign_prompt_ids(plans, rng, N_TIE_PROMPTS)
 
     # forced look-alikes go to plain single battles, first phrasing of each subject
-    singles = {"own_better": [p for p in plans if p["kind"] == "single" and p["note"] == "" and p["battles"][0]["vote"] == "own_better"],
-               "other_better": [p for p in plans if p["kind"] == "single" and p["note"] == "" and p["battles"][0]["vote"] == "other_better"]}
+    singles = {
+        "own_better": [
+            p for p in plans if p["kind"] == "single" and p["note"] == "" and p["battles"][0]["vote"] == "own_better"
+        ],
+        "other_better": [
+            p for p in plans if p["kind"] == "single" and p["note"] == "" and p["battles"][0]["vote"] == "other_better"
+        ],
+    }
     assigned = {}
     for key, vote, style, form in FORCED:
-        inst = next(p for p in pool if p["key"] == key and p["prompt"] == instantiate(next(s for s in SUBJECTS if s["key"] == key), 0, random.Random(0))["prompt"])
+        inst = next(
+            p
+            for p in pool
+            if p["key"] == key
+            and p["prompt"] == instantiate(next(s for s in SUBJECTS if s["key"] == key), 0, random.Random(0))["prompt"]
+        )
         plan = singles[vote].pop(0)
         pool.remove(inst)
         assigned[id(plan)] = (inst, style, form)
@@ -260,14 +294,18 @@ def make_battles(seed):
 
     used_times = set()
     rows = []
-    multi = set(rng.sample(range(N_DECISIVE_PROMPTS + N_TIE_PROMPTS), round(0.15 * (N_DECISIVE_PROMPTS + N_TIE_PROMPTS))))
+    multi = set(
+        rng.sample(range(N_DECISIVE_PROMPTS + N_TIE_PROMPTS), round(0.15 * (N_DECISIVE_PROMPTS + N_TIE_PROMPTS)))
+    )
     for n, plan in enumerate(plans):
         inst, style, form = assigned[id(plan)] if id(plan) in assigned else (next(rest), None, None)
         variants = variants_of(inst, rng)
         messages = conversation(inst, rng, n in multi)
         filled = decisive_battles(plan, inst, variants, rng, OPPONENTS)
         if style:
-            filled[0]["own" if filled[0]["vote"] == "own_better" else "other"] = cite(variants["D"], inst, rng, style=style, form=form)
+            filled[0]["own" if filled[0]["vote"] == "own_better" else "other"] = cite(
+                variants["D"], inst, rng, style=style, form=form
+            )
         for b, t in zip(filled, random_times(rng, len(filled), used_times)):
             rows.append((t, plan["prompt_id"], messages, b))
 
@@ -287,13 +325,15 @@ def make_battles(seed):
     out, number = [], 1000
     for t, pid, messages, b in rows:
         number += rng.choice([1, 1, 2, 3, 5])
-        out.append({
-            "battle_id": f"bt-{number:06d}",
-            "prompt_id": pid,
-            "messages": messages,
-            "own": {"model": OWN_MODEL, "answer": b["own"]},
-            "other": {"model": b["model"], "answer": b["other"]},
-            "vote": b["vote"],
-            "created_at": t.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        })
+        out.append(
+            {
+                "battle_id": f"bt-{number:06d}",
+                "prompt_id": pid,
+                "messages": messages,
+                "own": {"model": OWN_MODEL, "answer": b["own"]},
+                "other": {"model": b["model"], "answer": b["other"]},
+                "vote": b["vote"],
+                "created_at": t.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+        )
     return out

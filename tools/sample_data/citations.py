@@ -66,15 +66,26 @@ def cite(text, inst, rng, style=None, safe=False, form=None):
         where = "after" if safe else rng.choice(["before", "space_before", "after"])
         if style == "numeric":
             a = min(j + 1, k)
-            marker = rng.choice([f"[{a}]", f"[{a}][{min(a + 1, k)}]" if a < k else f"[{a}]",
-                                 f"[{a}, {k}]" if a < k else f"[{a}]", f"[1-{k}]" if k >= 3 else f"[{a}]"])
+            marker = rng.choice(
+                [
+                    f"[{a}]",
+                    f"[{a}][{min(a + 1, k)}]" if a < k else f"[{a}]",
+                    f"[{a}, {k}]" if a < k else f"[{a}]",
+                    f"[1-{k}]" if k >= 3 else f"[{a}]",
+                ]
+            )
             if where == "before":
                 where = "space_before"
             lines[i] = place(lines[i], marker, where)
         elif style == "footnote":
             lines[i] = place(lines[i], f"[^{j + 1}]", "after" if where != "before" else "before")
         elif style == "fullwidth":
-            marker = rng.choice([f"【{rng.randint(1, 14)}†source】", f"【{rng.randint(3, 19)}:{rng.randint(0, 4)}†{rng.choice(['notes.pdf', 'guide.pdf', 'handout.pdf'])}】"])
+            marker = rng.choice(
+                [
+                    f"【{rng.randint(1, 14)}†source】",
+                    f"【{rng.randint(3, 19)}:{rng.randint(0, 4)}†{rng.choice(['notes.pdf', 'guide.pdf', 'handout.pdf'])}】",
+                ]
+            )
             lines[i] = place(lines[i], marker, where)
         elif style == "sup":
             lines[i] = place(lines[i], f"<sup>{min(j + 1, k)}</sup>", "before" if where != "after" else "after")

@@ -1,5 +1,4 @@
-"""What every sample file's maker shares: the word banks, one seeded generator per file, text helpers.
-"""
+"""What every sample file's maker shares: the word banks, one seeded generator per file, text helpers."""
 
 import json
 import random

@@ -1,5 +1,4 @@
-"""Eval: open-ended generation prompts for the repetition score
-"""
+"""Eval: open-ended generation prompts for the repetition score"""
 
 from sample_data.common import TEXT, norm, rng_for
 

@@ -8,8 +8,28 @@ from fractions import Fraction
 
 from sample_data.common import money, num
 
-NAMES = ["Maya", "Leo", "Priya", "Daniel", "Sofia", "Omar", "Hannah", "Kenji", "Grace", "Mateo", "Aisha", "Tom",
-         "Elena", "Samuel", "Nadia", "Lucas", "Zoe", "Ibrahim", "Chloe", "Ravi"]
+NAMES = [
+    "Maya",
+    "Leo",
+    "Priya",
+    "Daniel",
+    "Sofia",
+    "Omar",
+    "Hannah",
+    "Kenji",
+    "Grace",
+    "Mateo",
+    "Aisha",
+    "Tom",
+    "Elena",
+    "Samuel",
+    "Nadia",
+    "Lucas",
+    "Zoe",
+    "Ibrahim",
+    "Chloe",
+    "Ravi",
+]
 
 
 def hours_text(h):
@@ -41,13 +61,21 @@ def m_discount(rng):
     return {
         "prompt": f"A {item} costs {money(price)}. It's on sale for {disc}% off, and then {tax}% sales tax is added. What's the final price?",
         "steps": [
-            ("Apply the discount", f"{disc}% of {money(price)} is {money(d_amt)}, so the sale price is {money(price)} − {money(d_amt)} = {money(sale)}."),
-            ("Add the sales tax", f"Tax is charged on the sale price: {tax}% of {money(sale)} is {money(t_amt)}, so the total is {money(sale)} + {money(t_amt)} = {money(final)}."),
+            (
+                "Apply the discount",
+                f"{disc}% of {money(price)} is {money(d_amt)}, so the sale price is {money(price)} − {money(d_amt)} = {money(sale)}.",
+            ),
+            (
+                "Add the sales tax",
+                f"Tax is charged on the sale price: {tax}% of {money(sale)} is {money(t_amt)}, so the total is {money(sale)} + {money(t_amt)} = {money(final)}.",
+            ),
         ],
         "answer": f"The final price is **{money(final)}**.",
         "check": f"In one line: {money(price)} × {1 - disc / 100:.2f} × {1 + tax / 100:.2f} = {money(final)}. Taxing first and discounting second gives the same result.",
-        "wrong": [f"The discount is {disc}% and the tax is {tax}%, so overall the price drops by {disc - tax}%.",
-                  f"{disc - tax}% of {money(price)} is {money(price * (disc - tax) / 100)}, which leaves {money(wrong)}."],
+        "wrong": [
+            f"The discount is {disc}% and the tax is {tax}%, so overall the price drops by {disc - tax}%.",
+            f"{disc - tax}% of {money(price)} is {money(price * (disc - tax) / 100)}, which leaves {money(wrong)}.",
+        ],
         "wrong_answer": f"The final price is {money(wrong)}.",
         "why": "the tax is charged on the discounted price, so the two percentages can't simply be netted against each other.",
     }
@@ -64,15 +92,23 @@ def m_trains(rng):
         "prompt": f"Two trains leave stations {dist} km apart at {start[1]}, heading toward each other. One travels at {a} km/h and the other at {b} km/h. When and where do they meet?",
         "steps": [
             ("Combine the speeds", f"Moving toward each other, they close the gap at {a} + {b} = {a + b} km/h."),
-            ("Find the time", f"{dist} km ÷ {a + b} km/h = {num(t)} hours" + (f", which is {hours_text(t)}." if t != int(t) else ".")),
-            ("Clock time and position", f"Starting at {start[1]}, they meet at {clock(start[0], t)}; by then the slower train has covered {a} × {num(t)} = {num(a * t)} km."),
+            (
+                "Find the time",
+                f"{dist} km ÷ {a + b} km/h = {num(t)} hours" + (f", which is {hours_text(t)}." if t != int(t) else "."),
+            ),
+            (
+                "Clock time and position",
+                f"Starting at {start[1]}, they meet at {clock(start[0], t)}; by then the slower train has covered {a} × {num(t)} = {num(a * t)} km.",
+            ),
         ],
         "answer": f"They meet at **{clock(start[0], t)}**, **{num(a * t)} km** from the slower train's station.",
         "check": f"The faster train covers {b} × {num(t)} = {num(b * t)} km, and {num(a * t)} + {num(b * t)} = {dist} km.",
-        "wrong": [f"The trains' relative speed is {b} − {a} = {b - a} km/h.",
-                  f"So they meet after {dist} ÷ {b - a} = {num(round(wrong_t, 2))} hours."],
+        "wrong": [
+            f"The trains' relative speed is {b} − {a} = {b - a} km/h.",
+            f"So they meet after {dist} ÷ {b - a} = {num(round(wrong_t, 2))} hours.",
+        ],
         "wrong_answer": f"They meet after about {num(round(wrong_t, 1))} hours.",
-        "why": 'trains moving toward each other close the gap at the sum of their speeds, not the difference.',
+        "why": "trains moving toward each other close the gap at the sum of their speeds, not the difference.",
     }
 
 
@@ -81,18 +117,31 @@ def m_painters(rng):
     a, b = rng.choice([(3, 6), (4, 12), (6, 12), (10, 15), (2, 6), (12, 24), (6, 30), (20, 30)])
     r = a * b / (a + b)
     p, q = rng.sample(NAMES, 2)
-    job = rng.choice(["paint a fence", "weed the community garden", "sort the library's donations", "wash all the windows of the house"])
+    job = rng.choice(
+        [
+            "paint a fence",
+            "weed the community garden",
+            "sort the library's donations",
+            "wash all the windows of the house",
+        ]
+    )
     return {
         "prompt": f"{p} can {job} in {a} hours. {q} can do the same job in {b} hours. How long will it take if they work together?",
         "steps": [
             ("Rates per hour", f"{p} does 1/{a} of the job per hour and {q} does 1/{b} of it per hour."),
             ("Add the rates", f"Together: 1/{a} + 1/{b} = {Fraction(1, a) + Fraction(1, b)} of the job per hour."),
-            ("Invert", f"The time is 1 ÷ {Fraction(1, a) + Fraction(1, b)} = {num(r)} hours" + (f", or {hours_text(r)}." if r != int(r) else ".")),
+            (
+                "Invert",
+                f"The time is 1 ÷ {Fraction(1, a) + Fraction(1, b)} = {num(r)} hours"
+                + (f", or {hours_text(r)}." if r != int(r) else "."),
+            ),
         ],
         "answer": f"Working together, they finish in **{hours_text(r)}**.",
         "check": f"In {num(r)} hours, {p} does {Fraction(a * b, a + b) / a} of the job and {q} does {Fraction(a * b, a + b) / b}, which together make the whole job.",
-        "wrong": [f"On average, one person takes ({a} + {b}) ÷ 2 = {num((a + b) / 2)} hours.",
-                  f"Two people working together halve that: {num((a + b) / 4)} hours."],
+        "wrong": [
+            f"On average, one person takes ({a} + {b}) ÷ 2 = {num((a + b) / 2)} hours.",
+            f"Two people working together halve that: {num((a + b) / 4)} hours.",
+        ],
         "wrong_answer": f"It takes {num((a + b) / 4)} hours.",
         "why": "times don't add or average; rates (jobs per hour) do.",
     }
@@ -113,14 +162,19 @@ def m_final_grade(rng):
         "steps": [
             ("Points from the tests", f"0.2 × ({s[0]} + {s[1]} + {s[2]}) = 0.2 × {sum(s)} = {num(0.2 * sum(s))}."),
             ("Set up the equation", f"{num(0.2 * sum(s))} + 0.4 × F = {goal}, where F is the final-exam score."),
-            ("Solve", f"0.4 × F = {goal} − {num(0.2 * sum(s))} = {num(goal - 0.2 * sum(s))}, so F = {num(goal - 0.2 * sum(s))} ÷ 0.4 = {need}."),
+            (
+                "Solve",
+                f"0.4 × F = {goal} − {num(0.2 * sum(s))} = {num(goal - 0.2 * sum(s))}, so F = {num(goal - 0.2 * sum(s))} ÷ 0.4 = {need}.",
+            ),
         ],
         "answer": f"You need **{need}** on the final.",
         "check": f"0.2 × {sum(s)} + 0.4 × {need} = {num(0.2 * sum(s))} + {num(0.4 * need)} = {goal}.",
-        "wrong": [f"For an average of {goal} over four scores you need a total of 4 × {goal} = {4 * goal}.",
-                  f"You have {sum(s)} so far, so the final must be {4 * goal} − {sum(s)} = {wrong}."],
+        "wrong": [
+            f"For an average of {goal} over four scores you need a total of 4 × {goal} = {4 * goal}.",
+            f"You have {sum(s)} so far, so the final must be {4 * goal} − {sum(s)} = {wrong}.",
+        ],
         "wrong_answer": f"You need {wrong} on the final.",
-        "why": 'the final counts twice as much as each test, so the scores have to be weighted.',
+        "why": "the final counts twice as much as each test, so the scores have to be weighted.",
     }
 
 
@@ -136,15 +190,20 @@ def m_growth(rng):
         "prompt": f"{town}'s population grew from {num(base)} to {num(new)} in one year. What was the percentage increase, and what will the population be next year if it grows at the same rate?",
         "steps": [
             ("Increase", f"{num(new)} − {num(base)} = {num(new - base)} people."),
-            ("Percentage", f"Divide by the starting value: {num(new - base)} ÷ {num(base)} = {p / 100:.2f}, which is {p}%."),
+            (
+                "Percentage",
+                f"Divide by the starting value: {num(new - base)} ÷ {num(base)} = {p / 100:.2f}, which is {p}%.",
+            ),
             ("Next year", f"{num(new)} × {1 + p / 100:.2f} = {num(nxt)}."),
         ],
         "answer": f"The population grew by **{p}%**, and at that rate it will be about **{num(nxt)}** next year.",
         "check": f"{num(base)} × {1 + p / 100:.2f} = {num(new)}, which matches the figure given.",
-        "wrong": [f"The increase is {num(new - base)} people.",
-                  f"As a percentage of the population: {num(new - base)} ÷ {num(new)} ≈ {wrong_p}%."],
+        "wrong": [
+            f"The increase is {num(new - base)} people.",
+            f"As a percentage of the population: {num(new - base)} ÷ {num(new)} ≈ {wrong_p}%.",
+        ],
         "wrong_answer": f"The growth rate was about {wrong_p}%.",
-        "why": 'a percentage change is always measured against the starting value.',
+        "why": "a percentage change is always measured against the starting value.",
     }
 
 
@@ -162,14 +221,21 @@ def m_ratio(rng):
         "steps": [
             ("Count the parts", f"{ratio[0]} + {ratio[1]} + {ratio[2]} = {parts} parts."),
             ("Value of one part", f"{money(total)} ÷ {parts} = {money(unit)}."),
-            ("Each share", ", ".join(f"{n}: {r} × {money(unit)} = {money(v)}" for n, r, v in zip(people, ratio, shares)) + "."),
+            (
+                "Each share",
+                ", ".join(f"{n}: {r} × {money(unit)} = {money(v)}" for n, r, v in zip(people, ratio, shares)) + ".",
+            ),
         ],
         "answer": f"{people[0]} gets **{money(shares[0])}**, {people[1]} gets **{money(shares[1])}** and {people[2]} gets **{money(shares[2])}**.",
         "check": f"{money(shares[0])} + {money(shares[1])} + {money(shares[2])} = {money(total)}.",
-        "wrong": [f"Split evenly first: {money(total)} ÷ 3 = {money(total / 3)} each.",
-                  f"Then scale by the ratio relative to {people[0]}: " + ", ".join(f"{n} {money(v)}" for n, v in zip(people, wrong)) + "."],
+        "wrong": [
+            f"Split evenly first: {money(total)} ÷ 3 = {money(total / 3)} each.",
+            f"Then scale by the ratio relative to {people[0]}: "
+            + ", ".join(f"{n} {money(v)}" for n, v in zip(people, wrong))
+            + ".",
+        ],
         "wrong_answer": f"So the shares are {', '.join(money(v) for v in wrong)}.",
-        "why": 'a ratio splits the whole into equal parts; scaling an even split overshoots the total.',
+        "why": "a ratio splits the whole into equal parts; scaling an even split overshoots the total.",
     }
 
 
@@ -184,16 +250,24 @@ def m_path(rng):
     return {
         "prompt": f"A rectangular garden is {length} m by {width} m. A gravel path {num(w)} m wide is laid all around the outside. What is the area of the path, and what does the gravel cost at {money(cost)} per square metre?",
         "steps": [
-            ("Outer rectangle", f"The path adds {num(w)} m on both sides, so the outer size is {num(length + 2 * w)} m by {num(width + 2 * w)} m, an area of {num(outer)} m²."),
-            ("Subtract the garden", f"{num(outer)} − {length} × {width} = {num(outer)} − {length * width} = {num(path)} m²."),
+            (
+                "Outer rectangle",
+                f"The path adds {num(w)} m on both sides, so the outer size is {num(length + 2 * w)} m by {num(width + 2 * w)} m, an area of {num(outer)} m².",
+            ),
+            (
+                "Subtract the garden",
+                f"{num(outer)} − {length} × {width} = {num(outer)} − {length * width} = {num(path)} m².",
+            ),
             ("Cost", f"{num(path)} m² × {money(cost)} = {money(path * cost)}."),
         ],
         "answer": f"The path covers **{num(path)} m²** and the gravel costs **{money(path * cost)}**.",
         "check": f"Split the path into strips: two of {num(length + 2 * w)} × {num(w)} and two of {width} × {num(w)}, which gives {num(2 * (length + 2 * w) * w + 2 * width * w)} m².",
-        "wrong": [f"With the path the garden becomes {num(length + w)} m by {num(width + w)} m, an area of {num((length + w) * (width + w))} m².",
-                  f"The path is {num((length + w) * (width + w))} − {length * width} = {num(wrong)} m², costing {money(wrong * cost)}."],
+        "wrong": [
+            f"With the path the garden becomes {num(length + w)} m by {num(width + w)} m, an area of {num((length + w) * (width + w))} m².",
+            f"The path is {num((length + w) * (width + w))} − {length * width} = {num(wrong)} m², costing {money(wrong * cost)}.",
+        ],
         "wrong_answer": f"The path is {num(wrong)} m² and costs {money(wrong * cost)}.",
-        "why": 'the path widens the garden on both sides, so each dimension grows by twice the width.',
+        "why": "the path widens the garden on both sides, so each dimension grows by twice the width.",
     }
 
 
@@ -212,14 +286,19 @@ def m_mixture(rng):
         "steps": [
             ("Salt already there", f"{vol} L × {a}% = {num(vol * a / 100)} L of salt."),
             ("Equation", f"With x litres added: {num(vol * a / 100)} + {b / 100:g}x = {c / 100:g}({vol} + x)."),
-            ("Solve", f"{num(vol * a / 100)} + {b / 100:g}x = {num(vol * c / 100)} + {c / 100:g}x, so {(b - c) / 100:g}x = {num(vol * (c - a) / 100)} and x = {num(int(x))}."),
+            (
+                "Solve",
+                f"{num(vol * a / 100)} + {b / 100:g}x = {num(vol * c / 100)} + {c / 100:g}x, so {(b - c) / 100:g}x = {num(vol * (c - a) / 100)} and x = {num(int(x))}.",
+            ),
         ],
         "answer": f"Add **{num(int(x))} litres** of the {b}% solution.",
         "check": f"Salt: {num(vol * a / 100)} + {num(int(x) * b / 100)} = {num((vol * a + int(x) * b) / 100)} L in {vol + int(x)} L, which is {c}%.",
-        "wrong": [f"The gap to close is {c} − {a} = {c - a} points out of the {b} − {a} = {b - a} point range.",
-                  f"So add {vol} × {c - a}/{b - a} = {num(round(float(wrong), 2))} litres."],
+        "wrong": [
+            f"The gap to close is {c} − {a} = {c - a} points out of the {b} − {a} = {b - a} point range.",
+            f"So add {vol} × {c - a}/{b - a} = {num(round(float(wrong), 2))} litres.",
+        ],
         "wrong_answer": f"Add about {num(round(float(wrong), 2))} litres.",
-        "why": 'the amount of salt has to balance, which puts the gap between the added solution and the target in the denominator.',
+        "why": "the amount of salt has to balance, which puts the gap between the added solution and the target in the denominator.",
     }
 
 
@@ -234,21 +313,28 @@ def m_ages(rng):
                     if 5 <= c <= 15 and 25 <= k * c <= 50:
                         options.append((k, m, n, c))
     k, m, n, c = rng.choice(options)
-    parent, child = rng.choice([("Maria", "her son"), ("James", "his daughter"), ("Anjali", "her daughter"), ("Carlos", "his son")])
+    parent, child = rng.choice(
+        [("Maria", "her son"), ("James", "his daughter"), ("Anjali", "her daughter"), ("Carlos", "his son")]
+    )
     wrong = round(n * (m + 1) / (k - m), 1)
     return {
         "prompt": f"{parent} is {k} times as old as {child}. In {n} years, {parent} will be {m} times as old as {child}. How old are they now?",
         "steps": [
-            ("Set up", f"Let the child's age be c. Then the parent is {k}c, and in {n} years: {k}c + {n} = {m}(c + {n})."),
+            (
+                "Set up",
+                f"Let the child's age be c. Then the parent is {k}c, and in {n} years: {k}c + {n} = {m}(c + {n}).",
+            ),
             ("Expand", f"{k}c + {n} = {m}c + {m * n}."),
             ("Solve", (f"{k - m}c = {m * n - n}, so c = {c}." if k - m > 1 else f"c = {m * n} − {n} = {c}.")),
         ],
         "answer": f"The {child.split()[1]} is **{c}** and {parent} is **{k * c}**.",
         "check": f"In {n} years: {k * c + n} and {c + n}, and {k * c + n} = {m} × {c + n}.",
-        "wrong": [f"{k}c + {n} = {m}(c + {n}) gives {k - m if k - m > 1 else ''}c = {m * n} + {n} = {m * n + n}.",
-                  f"So c = {num(wrong)}."],
+        "wrong": [
+            f"{k}c + {n} = {m}(c + {n}) gives {k - m if k - m > 1 else ''}c = {m * n} + {n} = {m * n + n}.",
+            f"So c = {num(wrong)}.",
+        ],
         "wrong_answer": f"The child is about {num(wrong)} and {parent} about {num(round(k * wrong, 1))}.",
-        "why": 'expanding the bracket gives a subtraction on the right-hand side, not an addition.',
+        "why": "expanding the bracket gives a subtraction on the right-hand side, not an addition.",
     }
 
 
@@ -261,7 +347,9 @@ def m_unit_price(rng):
         u1, u2 = p1 / n1, p2 / n2
         if round(u1, 2) != round(u2, 2):
             break
-    thing = rng.choice(["yogurt cups", "AA batteries", "granola bars", "cans of sparkling water", "rolls of paper towels"])
+    thing = rng.choice(
+        ["yogurt cups", "AA batteries", "granola bars", "cans of sparkling water", "rolls of paper towels"]
+    )
     return {
         "prompt": f"A pack of {n1} {thing} costs {money(p1)} and a pack of {n2} costs {money(p2)}. Which is the better deal, and how much do you save per item?",
         "steps": [
@@ -271,10 +359,12 @@ def m_unit_price(rng):
         ],
         "answer": f"The **pack of {n2}** is the better deal, saving about **{money(u1 - u2)} per item**.",
         "check": f"Buying {n2} items as small packs would cost {n2 // n1} × {money(p1)} = {money(p1 * n2 / n1)}, more than {money(p2)}.",
-        "wrong": [f"The pack of {n1} costs {money(p1)} and the pack of {n2} costs {money(p2)}.",
-                  f"{money(p1)} is less than {money(p2)}, so the smaller pack is cheaper."],
+        "wrong": [
+            f"The pack of {n1} costs {money(p1)} and the pack of {n2} costs {money(p2)}.",
+            f"{money(p1)} is less than {money(p2)}, so the smaller pack is cheaper.",
+        ],
         "wrong_answer": f"The pack of {n1} is the better deal.",
-        "why": 'packs of different sizes can only be compared per item.',
+        "why": "packs of different sizes can only be compared per item.",
     }
 
 
@@ -293,10 +383,9 @@ def m_consecutive(rng):
         ],
         "answer": f"The integers are **{mid - 2}, {mid} and {mid + 2}**.",
         "check": f"{mid - 2} + {mid} + {mid + 2} = {total}, and all three are {kind}.",
-        "wrong": [f"Let them be n, n + 1 and n + 2, so 3n + 3 = {total}.",
-                  f"Then n = {mid - 1}."],
+        "wrong": [f"Let them be n, n + 1 and n + 2, so 3n + 3 = {total}.", f"Then n = {mid - 1}."],
         "wrong_answer": f"The integers are {mid - 1}, {mid} and {mid + 1}.",
-        "why": 'consecutive even or odd integers are two apart, not one.',
+        "why": "consecutive even or odd integers are two apart, not one.",
     }
 
 
@@ -316,15 +405,29 @@ def m_marbles(rng):
         ],
         "answer": f"The probability is **{p}**, about {float(p) * 100:.1f}%.",
         "check": f"Counting pairs: C({r},2) ÷ C({n},2) = {r * (r - 1) // 2} ÷ {n * (n - 1) // 2} = {p}.",
-        "wrong": [f"Each draw is red with probability {r}/{n}.",
-                  f"So both are red with probability ({r}/{n})² = {wrong}."],
+        "wrong": [
+            f"Each draw is red with probability {r}/{n}.",
+            f"So both are red with probability ({r}/{n})² = {wrong}.",
+        ],
         "wrong_answer": f"The probability is {wrong}, about {float(wrong) * 100:.1f}%.",
         "why": "the first marble isn't put back, so the second draw has one red marble and one marble fewer.",
     }
 
 
-MATH_TEMPLATES = [m_discount, m_trains, m_painters, m_final_grade, m_growth, m_ratio, m_path, m_mixture,
-                  m_ages, m_unit_price, m_consecutive, m_marbles]
+MATH_TEMPLATES = [
+    m_discount,
+    m_trains,
+    m_painters,
+    m_final_grade,
+    m_growth,
+    m_ratio,
+    m_path,
+    m_mixture,
+    m_ages,
+    m_unit_price,
+    m_consecutive,
+    m_marbles,
+]
 
 
 def math_variants(problem, rng):
@@ -337,13 +440,20 @@ def math_variants(problem, rng):
     d.append(f"**Answer:** {problem['answer'].replace('**', '')}" if heavy else problem["answer"])
     d.append(f"**Check:** {problem['check']}")
     if rng.random() < 0.8:
-        d.append(f"**A common mistake:** {problem['wrong'][0][0].lower() + problem['wrong'][0][1:]} That leads to \"{problem['wrong_answer'].rstrip('.')}\", "
-                 f"which is wrong: {problem['why']}")
+        d.append(
+            f'**A common mistake:** {problem["wrong"][0][0].lower() + problem["wrong"][0][1:]} That leads to "{problem["wrong_answer"].rstrip(".")}", '
+            f"which is wrong: {problem['why']}"
+        )
     a = [rng.choice(["Here's one way to set it up:", "Set it up like this:", "You can solve it in a few lines:"])]
     a.append("\n".join(f"{i}. {body}" for i, (_, body) in enumerate(steps, 1)))
     first = problem["answer"].split()[0]
     lower = first in ("The", "They", "You", "Add", "Working")
-    a.append("So " + (first.lower() if lower else first) + problem["answer"][len(first):])
+    a.append("So " + (first.lower() if lower else first) + problem["answer"][len(first) :])
     b = " ".join(body for _, body in steps) + " " + problem["answer"].replace("**", "")
-    f = " ".join(problem["wrong"]) + "\n\n" + problem["wrong_answer"] + rng.choice(["", "", " Let me know if you have other questions!", " Hope this helps."])
+    f = (
+        " ".join(problem["wrong"])
+        + "\n\n"
+        + problem["wrong_answer"]
+        + rng.choice(["", "", " Let me know if you have other questions!", " Hope this helps."])
+    )
     return {"D": "\n\n".join(d), "A": "\n\n".join(a), "B": b, "F": f}

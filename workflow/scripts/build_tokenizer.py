@@ -22,11 +22,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
 from lineage.chat import CHAT_TEMPLATE_FILE, END_OF_TURN, SYSTEM_PROMPT_FILE
 from lineage.errors import run_cli
 from lineage.io import DataError, atomic_path, read_jsonl_lenient
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import PreTrainedTokenizerFast
 
 END_OF_TEXT = "<|endoftext|>"
 START_OF_TURN = "<|im_start|>"

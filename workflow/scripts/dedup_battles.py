@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> str:
     try:
         preferred, superseded = dedup_preferred(list(read_jsonl(args.inp)), file=args.inp)
     except KeyError as err:
-        raise DataError(f"{args.inp}: a row has no field {err}; run read_battles.py first: it validates every "
-                        "field") from None
+        raise DataError(
+            f"{args.inp}: a row has no field {err}; run read_battles.py first: it validates every field"
+        ) from None
     write_jsonl(args.out, preferred)
     write_jsonl(args.quarantine, superseded)
     own = sum(row["preferred_side"] == "own" for row in preferred)

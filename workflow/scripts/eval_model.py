@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
 from lineage.checkpoint import load_model, read_lineage
 from lineage.errors import run_cli
 from lineage.evaluation.benchmarks import BENCHMARKS
@@ -67,21 +68,39 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="checkpoint directory")
     parser.add_argument("--run", help="column name in the table (default: the run recorded in lineage.json)")
     parser.add_argument("--items", action="append", default=[], required=True, metavar="BENCHMARK=FILE")
-    parser.add_argument("--sizes", action="append", default=[], metavar="BENCHMARK=N,N,...",
-                        help="items per part, one number per part in part order (A, B, C)")
+    parser.add_argument(
+        "--sizes",
+        action="append",
+        default=[],
+        metavar="BENCHMARK=N,N,...",
+        help="items per part, one number per part in part order (A, B, C)",
+    )
     parser.add_argument("--parts", default=None, help="comma-separated parts to evaluate, e.g. mmlu_A,ifeval_C")
     parser.add_argument("--out-dir", required=True, type=Path)
     parser.add_argument("--seed", type=int, default=1234, help="seed of the item permutation shared by all parts")
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--max-batch-tokens", type=int, default=65536,
-                        help="log-likelihood batches hold at most this many padded tokens (0: no limit)")
-    parser.add_argument("--pack-tokens", type=int, default=0,
-                        help="score log-likelihoods on packed sequences of at most this many tokens, no padding "
-                             "(0: padded batches)")
+    parser.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=65536,
+        help="log-likelihood batches hold at most this many padded tokens (0: no limit)",
+    )
+    parser.add_argument(
+        "--pack-tokens",
+        type=int,
+        default=0,
+        help="score log-likelihoods on packed sequences of at most this many tokens, no padding (0: padded batches)",
+    )
     parser.add_argument("--max-new-tokens", type=int, help="generation length (default: each benchmark's own)")
-    parser.add_argument("--cache", default="dynamic", choices=CACHES,
-                        help="generation's KV cache: static compiles the decode step, graph replays it as a CUDA graph")
-    parser.add_argument("--bucket", type=int, default=1, help="pad generation prompts to a multiple of this many tokens")
+    parser.add_argument(
+        "--cache",
+        default="dynamic",
+        choices=CACHES,
+        help="generation's KV cache: static compiles the decode step, graph replays it as a CUDA graph",
+    )
+    parser.add_argument(
+        "--bucket", type=int, default=1, help="pad generation prompts to a multiple of this many tokens"
+    )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="auto", choices=sorted(DTYPES))
     args = parser.parse_args(argv)
@@ -103,8 +122,10 @@ def selected_parts(args: argparse.Namespace) -> list[Part]:
         bench = BENCHMARKS[name]
         counts = [c.strip() for c in sizes[name].split(",")] if name in sizes else []
         if counts and (len(counts) > len(bench.parts) or not all(c.isdigit() for c in counts)):
-            raise SystemExit(f"--sizes {name}={sizes[name]}: expected up to {len(bench.parts)} whole numbers "
-                             f"(parts {', '.join(bench.parts)})")
+            raise SystemExit(
+                f"--sizes {name}={sizes[name]}: expected up to {len(bench.parts)} whole numbers "
+                f"(parts {', '.join(bench.parts)})"
+            )
         by_part = dict(zip(bench.parts, map(int, counts)))
         parts += [Part(name, part, path, by_part) for part in (bench.parts[: len(counts)] or bench.parts[:1])]
     if args.parts:
@@ -112,8 +133,9 @@ def selected_parts(args: argparse.Namespace) -> list[Part]:
         known = {p.name: p for p in parts}
         missing = [w for w in wanted if w not in known]
         if missing:
-            raise SystemExit(f"--parts {', '.join(missing)}: not among the parts of the given benchmarks "
-                             f"({', '.join(known)})")
+            raise SystemExit(
+                f"--parts {', '.join(missing)}: not among the parts of the given benchmarks ({', '.join(known)})"
+            )
         parts = [known[w] for w in wanted]
     order = {name: i for i, name in enumerate(BENCHMARKS)}
     return sorted(parts, key=lambda p: (order[p.benchmark], p.part))
@@ -122,18 +144,35 @@ def selected_parts(args: argparse.Namespace) -> list[Part]:
 def select(part: Part, seed: int) -> list[dict]:
     """The items of one part (read and checked before any model is loaded)."""
     items = load_items(part.benchmark, part.items_file)
-    return select_items(part.benchmark, items, part=part.part if part.sizes else None, sizes=part.sizes, seed=seed,
-                        source=part.items_file)
+    return select_items(
+        part.benchmark,
+        items,
+        part=part.part if part.sizes else None,
+        sizes=part.sizes,
+        seed=seed,
+        source=part.items_file,
+    )
 
 
-def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: torch.nn.Module, chat: ChatRenderer,
-             lineage: dict) -> dict:
+def evaluate(
+    args: argparse.Namespace,
+    part: Part,
+    selected: list[dict],
+    model: torch.nn.Module,
+    chat: ChatRenderer,
+    lineage: dict,
+) -> dict:
     """Run one part on the loaded model; write its result JSON and records; return the result."""
     bench = BENCHMARKS[part.benchmark]
     max_new_tokens = (args.max_new_tokens or bench.max_new_tokens) if bench.generates else None
-    opts = RunOptions(batch_size=args.batch_size, max_new_tokens=max_new_tokens,
-                      max_batch_tokens=args.max_batch_tokens or None, pack_tokens=args.pack_tokens or None,
-                      cache=args.cache, bucket=args.bucket)
+    opts = RunOptions(
+        batch_size=args.batch_size,
+        max_new_tokens=max_new_tokens,
+        max_batch_tokens=args.max_batch_tokens or None,
+        pack_tokens=args.pack_tokens or None,
+        cache=args.cache,
+        bucket=args.bucket,
+    )
     start = time.perf_counter()
     extras, records, n_tokens = bench.run(model, chat, selected, opts)
     wall = time.perf_counter() - start
@@ -165,8 +204,11 @@ def evaluate(args: argparse.Namespace, part: Part, selected: list[dict], model: 
     out = args.out_dir / part.name
     write_jsonl(f"{out}.records.jsonl", records)
     write_json(f"{out}.json", result)
-    print(f"{part.name} of {result['run']}: score {result['score']:.4f} on {len(selected)} items in {wall:.1f}s "
-          f"({result['items_per_s']} items/s)", flush=True)
+    print(
+        f"{part.name} of {result['run']}: score {result['score']:.4f} on {len(selected)} items in {wall:.1f}s "
+        f"({result['items_per_s']} items/s)",
+        flush=True,
+    )
     return result
 
 

@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 
 import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
 from lineage.checkpoint import lineage_record, save_checkpoint
 from lineage.errors import run_cli
 from lineage.modeling import SHAPES, build_config, count_params, state_fingerprint, tied_duplicates
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 

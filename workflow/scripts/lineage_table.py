@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+
 from lineage.checkpoint import read_lineage
 from lineage.errors import run_cli
 from lineage.io import write_text
@@ -77,7 +78,8 @@ def to_html(table: pd.DataFrame) -> str:
     """A small self-contained page (inline CSS) for the Snakemake report."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in table.itertuples(index=False)
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in table.itertuples(index=False)
     )
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Lineage of the built checkpoints</title>

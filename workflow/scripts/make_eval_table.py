@@ -41,7 +41,11 @@ DEFAULT_CARD = Path(__file__).resolve().parents[2] / "resources" / "card_eval_ta
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--result", nargs="+", action="extend", required=True, help="result JSONs (repeatable; each flag takes one or more)"
+        "--result",
+        nargs="+",
+        action="extend",
+        required=True,
+        help="result JSONs (repeatable; each flag takes one or more)",
     )
     parser.add_argument("--columns", required=True, help="comma-separated run names, in column order")
     parser.add_argument("--scale", choices=["embedded", "full"], default="embedded")
@@ -50,8 +54,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-paired", default=None, help="the paired differences as TSV")
-    parser.add_argument("--reference", action="append", default=[], metavar="RUN=REF[,REF...]",
-                        help="compare RUN's cells item by item with these runs' (repeatable)")
+    parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="RUN=REF[,REF...]",
+        help="compare RUN's cells item by item with these runs' (repeatable)",
+    )
     args = parser.parse_args(argv)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     if len(set(columns)) != len(columns):

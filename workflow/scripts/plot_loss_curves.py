@@ -20,6 +20,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
 from lineage.errors import run_cli  # noqa: E402
 from lineage.io import atomic_path, load_jsonl  # noqa: E402
 
@@ -29,7 +30,9 @@ OBJECTIVES = {"sft": "SFT: cross-entropy per trained token", "dpo": "DPO: prefer
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for kind in OBJECTIVES:
-        parser.add_argument(f"--{kind}", action="append", default=[], help=f"metrics.jsonl of one {kind} run (repeatable)")
+        parser.add_argument(
+            f"--{kind}", action="append", default=[], help=f"metrics.jsonl of one {kind} run (repeatable)"
+        )
     parser.add_argument("--rejected", action="append", default=[], help="a run that was tried and rejected (dashed)")
     parser.add_argument("--out", required=True, help="PNG to write")
     args = parser.parse_args(argv)
@@ -45,8 +48,13 @@ def main(args) -> None:
         for path in map(Path, getattr(args, kind)):
             rows = load_jsonl(path)
             rejected = path.stem in args.rejected
-            ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], linewidth=1.0 if rejected else 1.6,
-                    linestyle="--" if rejected else "-", label=f"{path.stem}{' (rejected)' if rejected else ''}")
+            ax.plot(
+                [r["step"] for r in rows],
+                [r["loss"] for r in rows],
+                linewidth=1.0 if rejected else 1.6,
+                linestyle="--" if rejected else "-",
+                label=f"{path.stem}{' (rejected)' if rejected else ''}",
+            )
         ax.set_title(f"{OBJECTIVES[kind]} ({len(getattr(args, kind))} runs)", fontsize=10)
         ax.set_xlabel("optimizer step")
         ax.set_ylabel("training loss")

@@ -53,8 +53,12 @@ def architecture(config: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=True, help="the run's checkpoint (verified first)")
-    parser.add_argument("--meta", type=json_object, required=True,
-                        help="the card's facts as JSON: name, summary, base_model, datasets, license, lineage, scale")
+    parser.add_argument(
+        "--meta",
+        type=json_object,
+        required=True,
+        help="the card's facts as JSON: name, summary, base_model, datasets, license, lineage, scale",
+    )
     parser.add_argument("--eval-table", type=Path, required=True, help="the eval table (Markdown)")
     parser.add_argument("--result", nargs="+", action="extend", required=True, help="the run's result JSONs")
     parser.add_argument("--out", type=Path, required=True)
@@ -72,11 +76,15 @@ def main(argv=None) -> int:
                 link_or_copy(args.model / name, out / name)
         (out / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
         (out / SYSTEM_PROMPT_FILE).write_text(system_prompt, encoding="utf-8")
-        (out / CARD_NAME).write_text(card_text(args.meta, results, args.eval_table.read_text(), system_prompt),
-                                     encoding="utf-8")
+        (out / CARD_NAME).write_text(
+            card_text(args.meta, results, args.eval_table.read_text(), system_prompt), encoding="utf-8"
+        )
         record = {key: value for key, value in lineage.items() if key not in ("files", "file_stats")}
-        record["published_from"] = {"directory": str(args.model), "lineage_files": lineage.get("files", {}),
-                                    "rewritten": list(REWRITTEN)}
+        record["published_from"] = {
+            "directory": str(args.model),
+            "lineage_files": lineage.get("files", {}),
+            "rewritten": list(REWRITTEN),
+        }
         known = {name: digest for name, digest in lineage.get("files", {}).items() if name not in REWRITTEN}
         write_lineage(out, record, known_sha256=known)
     print(f"published {args.model} -> {args.out} ({len(lineage.get('files', {}))} files; {LINEAGE_NAME} re-recorded)")

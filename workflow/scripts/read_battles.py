@@ -30,23 +30,43 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="validated battles (JSONL)")
     parser.add_argument("--quarantine", required=True, help="bad rows, with reasons (JSONL)")
     parser.add_argument("--set-aside", default=None, help="sound rows without our model (arena), with reasons (JSONL)")
-    parser.add_argument("--control-token", action="append", default=[], metavar="TOKEN",
-                        help="a chat-template control token no content may hold (repeatable)")
-    parser.add_argument("--control-tokens-from", action="append", default=[], metavar="DIR",
-                        help="a bundle or checkpoint directory whose chat-template markers and special tokens no "
-                             "content may hold (repeatable; the workflow passes the tokens themselves)")
+    parser.add_argument(
+        "--control-token",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="a chat-template control token no content may hold (repeatable)",
+    )
+    parser.add_argument(
+        "--control-tokens-from",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a bundle or checkpoint directory whose chat-template markers and special tokens no "
+        "content may hold (repeatable; the workflow passes the tokens themselves)",
+    )
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of quarantining")
     parser.add_argument(
         "--max-quarantine-fraction", type=fraction, default=0.05, help="fail if more rows than this are bad"
     )
-    parser.add_argument("--max-answer-chars", type=int, default=MAX_ANSWER_CHARS,
-                        help="quarantine a battle with a longer answer (characters)")
+    parser.add_argument(
+        "--max-answer-chars",
+        type=int,
+        default=MAX_ANSWER_CHARS,
+        help="quarantine a battle with a longer answer (characters)",
+    )
 
 
 def run(args: argparse.Namespace) -> str:
     tokens = tuple(sorted({*args.control_token, *control_tokens(args.control_tokens_from)}))
-    result = read_export(args.export, args.format, args.our_model, strict=args.strict, control_tokens=tokens,
-                         max_answer_chars=args.max_answer_chars)
+    result = read_export(
+        args.export,
+        args.format,
+        args.our_model,
+        strict=args.strict,
+        control_tokens=tokens,
+        max_answer_chars=args.max_answer_chars,
+    )
     check_quarantine_fraction(result, args.max_quarantine_fraction, args.export)
     write_jsonl(args.out, result.kept)
     write_jsonl(args.quarantine, result.quarantine)

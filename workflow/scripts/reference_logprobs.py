@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 import torch
+from transformers import AutoTokenizer
+
 from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoint import load_model, read_lineage
 from lineage.errors import run_cli
@@ -38,7 +40,6 @@ from lineage.io import DataError, write_jsonl
 from lineage.training import dist as tdist
 from lineage.training.data import load_rows
 from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
-from transformers import AutoTokenizer
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -51,14 +52,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--truncation", choices=TRUNCATION_MODES, default="drop", help="the DPO recipe's truncation")
     parser.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="the compute dtype of the scores")
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
-    parser.add_argument("--pack-tokens", type=int, default=0,
-                        help="score packed sequences of this many tokens (0: padded batches)")
+    parser.add_argument(
+        "--pack-tokens", type=int, default=0, help="score packed sequences of this many tokens (0: padded batches)"
+    )
     parser.add_argument("--batch-size", type=int, default=8, help="sequences per padded batch")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.pack_tokens and args.pack_tokens < args.max_length:
-        parser.error(f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a sequence would "
-                     "not fit")
+        parser.error(
+            f"--pack-tokens {args.pack_tokens} is below --max-length {args.max_length}: a sequence would not fit"
+        )
     return args
 
 
@@ -66,8 +69,9 @@ def score(model, requests, args, pad_id: int) -> tuple[list[float], str]:
     """Summed log-prob of every request, and how they were computed."""
     why_padded = unpackable_reason(model) if args.pack_tokens else "--pack-tokens 0"
     if why_padded is None:
-        scores = packed_loglikelihood(model, requests, pack_tokens=args.pack_tokens, pad_id=pad_id,
-                                      max_length=args.max_length)
+        scores = packed_loglikelihood(
+            model, requests, pack_tokens=args.pack_tokens, pad_id=pad_id, max_length=args.max_length
+        )
         method = f"packed, {args.pack_tokens} tokens"
     else:
         tdist.print0(f"scoring padded: {why_padded}")
@@ -86,8 +90,7 @@ def main(args: argparse.Namespace) -> int:
         bundle = load_bundle(args.init)
         tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
         raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
-        pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length,
-                                                args.truncation)
+        pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
         tdist.print0(f"data: {summary_line}")
         if not pairs:
             raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}")
@@ -100,22 +103,42 @@ def main(args: argparse.Namespace) -> int:
         logprobs, method = score(model, requests, args, tokenizer.pad_token_id)
         seconds = time.perf_counter() - scoring_started
         tokens = sum(len(c) + len(k) for c, k in requests)
-        print(f"rank {env.rank}: scored {len(mine)} distinct pairs ({tokens:,} tokens, {method}) in {seconds:.1f} s "
-              f"({tokens / max(seconds, 1e-9):,.0f} tokens/s)")
-        lines = [{"key": pair.key, "row": pair.row, "chosen": logprobs[2 * k], "rejected": logprobs[2 * k + 1],
-                  "lengths": [len(pair.chosen.input_ids), len(pair.rejected.input_ids)],
-                  "labelled": [len(requests[2 * k][1]), len(requests[2 * k + 1][1])]}
-                 for k, pair in enumerate(mine)]
+        print(
+            f"rank {env.rank}: scored {len(mine)} distinct pairs ({tokens:,} tokens, {method}) in {seconds:.1f} s "
+            f"({tokens / max(seconds, 1e-9):,.0f} tokens/s)"
+        )
+        lines = [
+            {
+                "key": pair.key,
+                "row": pair.row,
+                "chosen": logprobs[2 * k],
+                "rejected": logprobs[2 * k + 1],
+                "lengths": [len(pair.chosen.input_ids), len(pair.rejected.input_ids)],
+                "labelled": [len(requests[2 * k][1]), len(requests[2 * k + 1][1])],
+            }
+            for k, pair in enumerate(mine)
+        ]
         parts = tdist.gather_to_main(lines)
         if env.is_main:
             ordered = sorted((line for part in parts for line in part), key=lambda line: line["row"])
-            header = reference_header(read_lineage(args.init), args.init, data_records, {
-                "max_length": args.max_length, "truncation": args.truncation, "dtype": args.dtype,
-                "method": method, "pairs": len(pairs), "distinct_pairs": len(distinct), "ranks": env.world_size,
-            })
+            header = reference_header(
+                read_lineage(args.init),
+                args.init,
+                data_records,
+                {
+                    "max_length": args.max_length,
+                    "truncation": args.truncation,
+                    "dtype": args.dtype,
+                    "method": method,
+                    "pairs": len(pairs),
+                    "distinct_pairs": len(distinct),
+                    "ranks": env.world_size,
+                },
+            )
             write_jsonl(args.out, [header, *ordered])
-            tdist.print0(f"wrote {len(ordered)} distinct pairs' log-probs to {args.out} "
-                         f"({time.perf_counter() - started:.1f} s)")
+            tdist.print0(
+                f"wrote {len(ordered)} distinct pairs' log-probs to {args.out} ({time.perf_counter() - started:.1f} s)"
+            )
     finally:
         tdist.close()
     return 0

@@ -54,30 +54,62 @@ def parse_size(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parent", action="append", type=parse_parent, required=True, metavar="NAME=DIR",
-                        help="a checkpoint to average; give two or more (the first supplies config, tokenizer, bundle)")
-    parser.add_argument("--method", choices=sorted(METHODS), default=DEFAULT,
-                        help="how parents are combined (lineage/soup/methods.py; default %(default)s)")
-    parser.add_argument("--weights", type=parse_weights, default=None, metavar="W1,W2,...",
-                        help="weights in --parent order (default equal); they must sum to 1")
-    parser.add_argument("--allow-unnormalized", action="store_true",
-                        help="accept weights that do not sum to 1 or are negative (scales or extrapolates the model)")
+    parser.add_argument(
+        "--parent",
+        action="append",
+        type=parse_parent,
+        required=True,
+        metavar="NAME=DIR",
+        help="a checkpoint to average; give two or more (the first supplies config, tokenizer, bundle)",
+    )
+    parser.add_argument(
+        "--method",
+        choices=sorted(METHODS),
+        default=DEFAULT,
+        help="how parents are combined (lineage/soup/methods.py; default %(default)s)",
+    )
+    parser.add_argument(
+        "--weights",
+        type=parse_weights,
+        default=None,
+        metavar="W1,W2,...",
+        help="weights in --parent order (default equal); they must sum to 1",
+    )
+    parser.add_argument(
+        "--allow-unnormalized",
+        action="store_true",
+        help="accept weights that do not sum to 1 or are negative (scales or extrapolates the model)",
+    )
     parser.add_argument("--run", required=True, help="run name recorded in lineage.json")
     parser.add_argument("--out", required=True, type=Path, help="output checkpoint directory (replaced when complete)")
-    parser.add_argument("--max-shard-bytes", type=parse_size, default=1024**3, metavar="SIZE",
-                        help="size bound of each output shard: bytes, 500M or 1GiB (default 1GiB); "
-                        "memory use does not depend on it")
-    parser.add_argument("--verify", choices=VERIFY_MODES, default="stat",
-                        help="how parent shards are checked against the sha256 in their lineage.json: 'stat' "
-                        "(default) re-hashes only shards whose size or mtime changed since recorded; 'content' "
-                        "re-hashes every byte, which also catches silent corruption, at ~0.7 s per GB and core")
+    parser.add_argument(
+        "--max-shard-bytes",
+        type=parse_size,
+        default=1024**3,
+        metavar="SIZE",
+        help="size bound of each output shard: bytes, 500M or 1GiB (default 1GiB); memory use does not depend on it",
+    )
+    parser.add_argument(
+        "--verify",
+        choices=VERIFY_MODES,
+        default="stat",
+        help="how parent shards are checked against the sha256 in their lineage.json: 'stat' "
+        "(default) re-hashes only shards whose size or mtime changed since recorded; 'content' "
+        "re-hashes every byte, which also catches silent corruption, at ~0.7 s per GB and core",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
 
     try:
         record = make_soup(
-            args.parent, args.out, run=args.run, weights=args.weights, allow_unnormalized=args.allow_unnormalized,
-            max_shard_bytes=args.max_shard_bytes, progress=False if args.no_progress else None, verify=args.verify,
+            args.parent,
+            args.out,
+            run=args.run,
+            weights=args.weights,
+            allow_unnormalized=args.allow_unnormalized,
+            max_shard_bytes=args.max_shard_bytes,
+            progress=False if args.no_progress else None,
+            verify=args.verify,
             method=args.method,
             log=lambda message: print(message, file=sys.stderr),
         )
@@ -85,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"soup.py: refused: {err}", file=sys.stderr)
         return exit_code(err) or 1
     parents = ", ".join(f"{p['run']} x {p['weight']:g}" for p in record["parents"])
-    print(f"{args.run}: {record['tensors']} tensors, {record['total_bytes'] / 1e9:.2f} GB from {parents} "
-          f"(root {record['root']['run']}) in {record['wall_time_s']:.1f} s -> {args.out}")
+    print(
+        f"{args.run}: {record['tensors']} tensors, {record['total_bytes'] / 1e9:.2f} GB from {parents} "
+        f"(root {record['root']['run']}) in {record['wall_time_s']:.1f} s -> {args.out}"
+    )
     return 0
 
 

@@ -69,21 +69,36 @@ def main(argv: list[str] | None = None) -> int:
     sets = {}
     for name, path in args.sft:
         raw = load_jsonl(path)
-        rows, stats = tokenize_rows(tokenizer, (r["messages"] for r in raw), system_prompt=bundle.system_prompt,
-                                    max_length=args.max_length, truncation=args.truncation)
-        sets[name] = {"kind": "sft", "path": str(path),
-                      **summary([len(r.input_ids) for r in rows], stats.trained_tokens, len(rows), len(raw))}
+        rows, stats = tokenize_rows(
+            tokenizer,
+            (r["messages"] for r in raw),
+            system_prompt=bundle.system_prompt,
+            max_length=args.max_length,
+            truncation=args.truncation,
+        )
+        sets[name] = {
+            "kind": "sft",
+            "path": str(path),
+            **summary([len(r.input_ids) for r in rows], stats.trained_tokens, len(rows), len(raw)),
+        }
     for name, path in args.pairs:
         raw = load_jsonl(path)
         pairs, _, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
         trained = sum(p.chosen.trained_tokens + p.rejected.trained_tokens for p in pairs)
-        sets[name] = {"kind": "pairs", "path": str(path),
-                      **summary([p.length for p in pairs], trained, len(pairs), len(raw))}
+        sets[name] = {
+            "kind": "pairs",
+            "path": str(path),
+            **summary([p.length for p in pairs], trained, len(pairs), len(raw)),
+        }
     for name, entry in sets.items():
-        print(f"{name}: {entry['rows']:,}/{entry['rows_in']:,} {entry['kind']} rows, mean {entry['mean']:,.0f} tokens, "
-              f"median {entry['median']:,.0f}, p90 {entry['p90']:,}, max {entry['max']:,}")
-    write_json(args.out, {"tokenizer": str(args.tokenizer), "max_length": args.max_length,
-                          "truncation": args.truncation, "sets": sets})
+        print(
+            f"{name}: {entry['rows']:,}/{entry['rows_in']:,} {entry['kind']} rows, mean {entry['mean']:,.0f} tokens, "
+            f"median {entry['median']:,.0f}, p90 {entry['p90']:,}, max {entry['max']:,}"
+        )
+    write_json(
+        args.out,
+        {"tokenizer": str(args.tokenizer), "max_length": args.max_length, "truncation": args.truncation, "sets": sets},
+    )
     return 0
 
 

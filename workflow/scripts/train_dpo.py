@@ -46,35 +46,47 @@ STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_cho
 
 
 def parse_args(argv=None) -> tuple[JobOptions, DpoRecipe]:
-    parser = training_parser("DPO on preference pairs (sigmoid loss, reference log-probs scored beforehand)",
-                             DpoRecipe)
-    parser.add_argument("--reference-logprobs", type=Path, required=True, metavar="FILE",
-                        help="the pairs' log-probs under the reference (--init), from reference_logprobs.py")
+    parser = training_parser("DPO on preference pairs (sigmoid loss, reference log-probs scored beforehand)", DpoRecipe)
+    parser.add_argument(
+        "--reference-logprobs",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the pairs' log-probs under the reference (--init), from reference_logprobs.py",
+    )
     options, recipe = parse_training_args(parser, DpoRecipe, argv, extras=("reference_logprobs",))
     if problem := packed_attention.refusal(recipe, options.device):
         parser.error(problem)
     return options, recipe
 
 
-def prepare_data(options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle, parent):
+def prepare_data(
+    options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle, parent
+):
     """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference)."""
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
     raw, data_records = load_rows(options.data, required=("messages", "chosen", "rejected"))
-    pairs, summary_line, dropped = tokenize_pairs(tokenizer, raw, bundle.system_prompt, recipe.max_length,
-                                                  recipe.truncation)
+    pairs, summary_line, dropped = tokenize_pairs(
+        tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation
+    )
     tdist.print0(f"data: {summary_line}")
     if not pairs:
-        raise DataError(f"no usable pairs in {', '.join(map(str, options.data))}; raise --max-length or pass "
-                        "--truncation truncate")
+        raise DataError(
+            f"no usable pairs in {', '.join(map(str, options.data))}; raise --max-length or pass --truncation truncate"
+        )
     reference_file = options.extras["reference_logprobs"]
     reference, table = read_reference(reference_file, parent, recipe.max_length, recipe.truncation)
     references = reference_logprobs(pairs, table, str(reference_file), data_records)
-    tdist.print0(f"reference: log-probs of {reference['model']['run']} from {reference_file} "
-                 f"({reference['dtype']}, {reference['method']})")
+    tdist.print0(
+        f"reference: log-probs of {reference['model']['run']} from {reference_file} "
+        f"({reference['dtype']}, {reference['method']})"
+    )
     order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
     if recipe.packing:
-        tdist.print0(f"packing: each rank's pairs of a step in sequences of {recipe.tokens_per_pack} tokens, "
-                     f"rows kept apart by {recipe.packed_attention}")
+        tdist.print0(
+            f"packing: each rank's pairs of a step in sequences of {recipe.tokens_per_pack} tokens, "
+            f"rows kept apart by {recipe.packed_attention}"
+        )
     tdist.print0(
         f"batch: {plan.global_rows} pairs = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(pairs):.2f} epochs"
@@ -84,8 +96,9 @@ def prepare_data(options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, pla
 
     def micro_batch(ids: list[int]) -> dict:
         chosen = [pairs[i] for i in ids]
-        batch = collate_pairs(chosen, tokenizer.pad_token_id, recipe.tokens_per_pack if recipe.packing else None,
-                              multiple)
+        batch = collate_pairs(
+            chosen, tokenizer.pad_token_id, recipe.tokens_per_pack if recipe.packing else None, multiple
+        )
         return batch | {"reference": references[ids] if ids else references[:0]}
 
     def step_data(step: int) -> StepData:
@@ -96,8 +109,13 @@ def prepare_data(options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, pla
         micro = [micro_batch(ids) for ids in groups]
         sides = [len(side.input_ids) for ids in groups for i in ids for side in (pairs[i].chosen, pairs[i].rejected)]
         head = sum(int(m["sequences"] > 0) * m["positions"].numel() for m in micro)
-        return StepData(micro_batches=micro, normalizer=sum(len(ids) for ids in groups), tokens=sum(sides),
-                        head_tokens=head, attention_pairs=causal_pairs(sides))
+        return StepData(
+            micro_batches=micro,
+            normalizer=sum(len(ids) for ids in groups),
+            tokens=sum(sides),
+            head_tokens=head,
+            attention_pairs=causal_pairs(sides),
+        )
 
     return step_data, dropped, data_records, reference
 
@@ -107,8 +125,9 @@ def dpo_loss(recipe: DpoRecipe, boundaries: tuple[str, ...] = ()):
     varlen = packed_attention.takes_boundaries(recipe)
 
     def loss_fn(model, micro):
-        logprobs = model(**backbone_inputs(micro, boundaries, varlen), positions=micro["positions"],
-                         targets=micro["targets"])
+        logprobs = model(
+            **backbone_inputs(micro, boundaries, varlen), positions=micro["positions"], targets=micro["targets"]
+        )
         if not micro["sequences"]:  # an empty pack that keeps the ranks in step: no pair, zero gradient
             zero = logprobs.sum() * 0
             return zero, {name: zero.detach() for name in STATS}
@@ -143,19 +162,42 @@ def main(options: JobOptions, recipe: DpoRecipe) -> int:
     env = tdist.init_distributed(options.device)
     try:
         begun = job.start(options, recipe, env)
-        step_data, dropped, data_records, reference = prepare_data(options, recipe, env, begun.plan, begun.tokenizer,
-                                                                   begun.bundle, begun.parent)
-        policy, optimizer, params = job.sharded_model(options, recipe, env, begun, attach_head,
-                                                      note="; reference log-probs from file")
-        run_hash = resume_hash(recipe, [*data_records, {"sha256": reference["sha256"]}], begun.parent)  # and its reference
-        summary = train(options, recipe, env, policy, optimizer, step_data=step_data,
-                        loss_fn=dpo_loss(recipe, begun.boundaries), stat_names=STATS, shown=("margin", "accuracy"),
-                        params=params, recipe_hash=run_hash)
+        step_data, dropped, data_records, reference = prepare_data(
+            options, recipe, env, begun.plan, begun.tokenizer, begun.bundle, begun.parent
+        )
+        policy, optimizer, params = job.sharded_model(
+            options, recipe, env, begun, attach_head, note="; reference log-probs from file"
+        )
+        run_hash = resume_hash(
+            recipe, [*data_records, {"sha256": reference["sha256"]}], begun.parent
+        )  # and its reference
+        summary = train(
+            options,
+            recipe,
+            env,
+            policy,
+            optimizer,
+            step_data=step_data,
+            loss_fn=dpo_loss(recipe, begun.boundaries),
+            stat_names=STATS,
+            shown=("margin", "accuracy"),
+            params=params,
+            recipe_hash=run_hash,
+        )
         reference_record = {key: reference[key] for key in ("file", "sha256", "model", "dtype", "method")}
-        job.finish(options, recipe, env, policy, kind="dpo", begun=begun, data_records=data_records, summary=summary,
-                   started=started, run_hash=run_hash,
-                   extra={"pairs_trained": summary["normalizer"], "pairs_dropped": dropped,
-                          "reference": reference_record})
+        job.finish(
+            options,
+            recipe,
+            env,
+            policy,
+            kind="dpo",
+            begun=begun,
+            data_records=data_records,
+            summary=summary,
+            started=started,
+            run_hash=run_hash,
+            extra={"pairs_trained": summary["normalizer"], "pairs_dropped": dropped, "reference": reference_record},
+        )
     finally:
         tdist.close()
     return 0

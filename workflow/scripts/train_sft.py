@@ -115,8 +115,13 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
             micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
         trained = sum(trained_token_count(m["labels"]) for m in micro)
         step_lengths = [lengths[i] for ids in groups for i in ids]
-        return StepData(micro_batches=micro, normalizer=trained, tokens=sum(step_lengths), head_tokens=trained,
-                        attention_pairs=causal_pairs(step_lengths))
+        return StepData(
+            micro_batches=micro,
+            normalizer=trained,
+            tokens=sum(step_lengths),
+            head_tokens=trained,
+            attention_pairs=causal_pairs(step_lengths),
+        )
 
     return step_data, stats, data_records
 
@@ -150,11 +155,31 @@ def main(options: JobOptions, recipe: SftRecipe) -> int:
         step_data, stats, data_records = prepare_data(options, recipe, env, begun.plan, begun.tokenizer, begun.bundle)
         model, optimizer, params = job.sharded_model(options, recipe, env, begun, attach_head_loss)
         run_hash = resume_hash(recipe, data_records, begun.parent)
-        summary = train(options, recipe, env, model, optimizer, step_data=step_data,
-                        loss_fn=sft_loss(recipe, begun.boundaries), stat_names=(), params=params, recipe_hash=run_hash)
-        job.finish(options, recipe, env, model, kind="sft", begun=begun, data_records=data_records, summary=summary,
-                   started=started, run_hash=run_hash,
-                   extra={"loss_tokens": summary["normalizer"], "data_stats": stats.as_dict()})
+        summary = train(
+            options,
+            recipe,
+            env,
+            model,
+            optimizer,
+            step_data=step_data,
+            loss_fn=sft_loss(recipe, begun.boundaries),
+            stat_names=(),
+            params=params,
+            recipe_hash=run_hash,
+        )
+        job.finish(
+            options,
+            recipe,
+            env,
+            model,
+            kind="sft",
+            begun=begun,
+            data_records=data_records,
+            summary=summary,
+            started=started,
+            run_hash=run_hash,
+            extra={"loss_tokens": summary["normalizer"], "data_stats": stats.as_dict()},
+        )
     finally:
         tdist.close()
     return 0

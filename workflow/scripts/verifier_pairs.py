@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
+
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
@@ -78,17 +79,33 @@ def main(argv=None) -> int:
     chat = ChatRenderer(args.model)
     prompts = [chat.encode(chat.render(chat.with_system(messages(item)))) for item in items]
     generations = generate_sampled(
-        model, prompts, samples=args.samples, temperature=args.temperature, top_p=args.top_p, seed=args.seed,
-        max_new_tokens=args.max_new_tokens, stop_ids=chat.stop_token_ids(), pad_id=chat.pad_token_id(),
+        model,
+        prompts,
+        samples=args.samples,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        stop_ids=chat.stop_token_ids(),
+        pad_id=chat.pad_token_id(),
         batch_size=args.batch_size,
     )
     texts = [[chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in row] for row in generations]
     verdicts = [[verify(item, text) for text in row] for item, row in zip(items, texts, strict=True)]
-    rows, stats = build_pairs(items, texts, verdicts, max_pairs_per_prompt=args.max_pairs_per_prompt,
-                              round_name=args.round)
-    stats.update(model=str(args.model), prompts_file=str(args.prompts), samples_per_prompt=args.samples,
-                 temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens, seed=args.seed,
-                 eval_files_checked=args.eval_items, wall_time_s=round(time.perf_counter() - started, 2))
+    rows, stats = build_pairs(
+        items, texts, verdicts, max_pairs_per_prompt=args.max_pairs_per_prompt, round_name=args.round
+    )
+    stats.update(
+        model=str(args.model),
+        prompts_file=str(args.prompts),
+        samples_per_prompt=args.samples,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        eval_files_checked=args.eval_items,
+        wall_time_s=round(time.perf_counter() - started, 2),
+    )
     if not rows:
         raise DataError(
             f"{args.model}: no prompt of {args.prompts} got both a verified and a failed answer "
@@ -97,8 +114,10 @@ def main(argv=None) -> int:
     write_jsonl(args.out, rows)
     write_json(args.stats, stats)
     for kind, rates in stats["by_type"].items():
-        print(f"{args.round} {kind}: {rates['verified']}/{rates['samples']} samples verified "
-              f"({rates['acceptance_rate']:.1%}), {rates['pairs']} pairs from {rates['prompts_with_pairs']} prompts")
+        print(
+            f"{args.round} {kind}: {rates['verified']}/{rates['samples']} samples verified "
+            f"({rates['acceptance_rate']:.1%}), {rates['pairs']} pairs from {rates['prompts_with_pairs']} prompts"
+        )
     print(f"{len(rows)} pairs -> {args.out} ({stats['wall_time_s']} s)")
     return 0
 

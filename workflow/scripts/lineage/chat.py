@@ -145,7 +145,7 @@ def assistant_spans(
         if not upto.startswith(target, len(prompt)):
             raise ChatFormatError(
                 f"assistant turn {i}: expected the content followed by {END_OF_TURN} right after the assistant header, "
-                f"found {upto[len(prompt):len(prompt) + 60]!r}; is the template ChatML-like with {END_OF_TURN}?"
+                f"found {upto[len(prompt) : len(prompt) + 60]!r}; is the template ChatML-like with {END_OF_TURN}?"
             )
         spans.append((len(prompt), len(prompt) + len(target)))
     return full, spans

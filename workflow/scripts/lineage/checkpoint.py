@@ -161,7 +161,9 @@ def write_lineage(
     return full
 
 
-def copy_companion_files(source: str | os.PathLike, target: str | os.PathLike, names: Iterable[str] | None = None) -> None:
+def copy_companion_files(
+    source: str | os.PathLike, target: str | os.PathLike, names: Iterable[str] | None = None
+) -> None:
     """Copy config, tokenizer and bundle files (whichever exist) from one checkpoint to another."""
     source, target = Path(source), Path(target)
     for name in names or (CONFIG_NAME, *TOKENIZER_FILES, *BUNDLE_FILES):
@@ -177,7 +179,11 @@ def code_version() -> str:
             ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True, timeout=10
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True, timeout=10
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
@@ -252,8 +258,13 @@ def save_checkpoint(
     return record
 
 
-def load_model(directory: str | os.PathLike, *, dtype: torch.dtype | None = None, device: str | torch.device = "cpu",
-               trust_remote_code: bool = False):
+def load_model(
+    directory: str | os.PathLike,
+    *,
+    dtype: torch.dtype | None = None,
+    device: str | torch.device = "cpu",
+    trust_remote_code: bool = False,
+):
     """Verify a checkpoint, then load it with transformers from safetensors only."""
     import torch
     from transformers import AutoModelForCausalLM

@@ -16,8 +16,9 @@ def script_parser(doc: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(description=doc.split("\n\n")[0])
 
 
-def stage_main(doc: str, arguments: Callable[[argparse.ArgumentParser], None],
-               run: Callable[[argparse.Namespace], str]) -> Callable[[list[str] | None], int]:
+def stage_main(
+    doc: str, arguments: Callable[[argparse.ArgumentParser], None], run: Callable[[argparse.Namespace], str]
+) -> Callable[[list[str] | None], int]:
     """A data stage's `main(argv)`: parse the flags `arguments` adds, `run`, print the one line it returns."""
 
     def main(argv: list[str] | None = None) -> int:

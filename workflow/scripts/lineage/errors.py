@@ -25,15 +25,36 @@ import time
 from collections.abc import Callable
 
 EXIT_CODES = {
-    "DataError": 3, "LineError": 3, "InputError": 3, "ChatFormatError": 3, "BatchPlanError": 3, "FileNotFoundError": 3,
-    "ConfigError": 4, "RecipeError": 4, "SoupError": 4, "PackingError": 4, "HeadLossError": 4,
-    "FlashAttention4Error": 4, "ExpertParallelError": 4,
-    "CheckpointError": 5, "IntegrityError": 5,
+    "DataError": 3,
+    "LineError": 3,
+    "InputError": 3,
+    "ChatFormatError": 3,
+    "BatchPlanError": 3,
+    "FileNotFoundError": 3,
+    "ConfigError": 4,
+    "RecipeError": 4,
+    "SoupError": 4,
+    "PackingError": 4,
+    "HeadLossError": 4,
+    "FlashAttention4Error": 4,
+    "ExpertParallelError": 4,
+    "CheckpointError": 5,
+    "IntegrityError": 5,
     "DiskFullError": 6,
-    "PunktMissingError": 7, "StateLockedError": 7,
+    "PunktMissingError": 7,
+    "StateLockedError": 7,
     "DivergedError": 8,
 }
-CODE_NAMES = {2: "usage", 3: "data", 4: "config", 5: "integrity", 6: "disk", 7: "environment", 8: "diverged", 143: "preempted"}
+CODE_NAMES = {
+    2: "usage",
+    3: "data",
+    4: "config",
+    5: "integrity",
+    6: "disk",
+    7: "environment",
+    8: "diverged",
+    143: "preempted",
+}
 
 
 def exit_code(error: BaseException) -> int | None:
@@ -73,8 +94,9 @@ class InputError(Exception):
     """An input the script could not read (a directory, no permission): bad input, code 3."""
 
 
-def run_cli(main: Callable[[], int | None], prog: str | None = None,
-            input_errors: tuple[type[BaseException], ...] = ()) -> int:
+def run_cli(
+    main: Callable[[], int | None], prog: str | None = None, input_errors: tuple[type[BaseException], ...] = ()
+) -> int:
     """Run a script's main; a known error is reported (see `report`) instead of raised. `input_errors`:
     what else the script raises only on a bad input (a data stage's OSError), reported as a data error."""
     prog = prog or os.path.basename(sys.argv[0])

@@ -88,12 +88,18 @@ def _depth_and_text_check(value: Any, depth: int = 0, field: str = "") -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as err:
-            raise LineError(field or "json", f"a string holds a lone surrogate ({value[err.start:err.end]!r} "
-                                             "escaped in the JSON), which is not text") from None
+            raise LineError(
+                field or "json",
+                f"a string holds a lone surrogate ({value[err.start : err.end]!r} "
+                "escaped in the JSON), which is not text",
+            ) from None
         found = control_character(value)
         if found is not None:
-            raise LineError(field or "json", f"holds the control character U+{ord(found):04X} at character "
-                                             f"{value.index(found)}; it is not text (remove it from the export)")
+            raise LineError(
+                field or "json",
+                f"holds the control character U+{ord(found):04X} at character "
+                f"{value.index(found)}; it is not text (remove it from the export)",
+            )
     elif isinstance(value, dict):
         for key, item in value.items():
             _depth_and_text_check(key, depth + 1, field)
@@ -111,7 +117,7 @@ def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
     two objects on one line, duplicate keys, lone surrogates and nesting past MAX_DEPTH are refused.
     """
     if first and raw.startswith(_BOM):
-        raw = raw[len(_BOM):]
+        raw = raw[len(_BOM) :]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -122,8 +128,9 @@ def parse_json_line(raw: bytes, first: bool = False) -> dict[str, Any]:
         obj = json.loads(text, object_pairs_hook=_unique_keys, strict=False)  # raw control characters: judged below
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
-            raise LineError("json", f"two JSON values on one line (the second at column {err.colno}); "
-                                    "one object a line") from None
+            raise LineError(
+                "json", f"two JSON values on one line (the second at column {err.colno}); one object a line"
+            ) from None
         raise LineError("json", f"invalid JSON ({err.msg}; column {err.colno})") from None
     except RecursionError:
         raise LineError("json", f"nested deeper than {MAX_DEPTH} levels") from None
@@ -204,7 +211,7 @@ def _remove_stale_temporaries(final: Path) -> None:
     """Delete temporaries of `final` left by dead processes of this host (others are left alone)."""
     host = socket.gethostname()
     for sibling in final.parent.glob(f".{glob.escape(final.name)}.tmp-*"):
-        parts = sibling.name[len(f".{final.name}.tmp-"):].rsplit("-", 2)
+        parts = sibling.name[len(f".{final.name}.tmp-") :].rsplit("-", 2)
         if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or _alive(int(parts[1])):
             continue
         shutil.rmtree(sibling, ignore_errors=True)

@@ -208,8 +208,14 @@ def causal_pairs(lengths) -> int:
 
 def routed_experts(config) -> int | None:
     """Routed experts per MoE layer (the key differs between model families); None for dense models."""
-    return next((getattr(config, key) for key in ("n_routed_experts", "num_local_experts", "num_experts")
-                 if getattr(config, key, None)), None)
+    return next(
+        (
+            getattr(config, key)
+            for key in ("n_routed_experts", "num_local_experts", "num_experts")
+            if getattr(config, key, None)
+        ),
+        None,
+    )
 
 
 def count_params(model: torch.nn.Module) -> ParamCounts:
@@ -235,11 +241,15 @@ def count_params(model: torch.nn.Module) -> ParamCounts:
             active += n * top_k // routed if is_experts and param.dim() == 3 else n
     head_module, embedding_module = model.get_output_embeddings(), model.get_input_embeddings()
     head = head_module.weight.numel() if head_module is not None else 0
-    tied = head_module is not None and (head_module.weight is embedding_module.weight
-                                        or bool(getattr(config, "tie_word_embeddings", False)))
+    tied = head_module is not None and (
+        head_module.weight is embedding_module.weight or bool(getattr(config, "tie_word_embeddings", False))
+    )
     embedding = 0 if tied else embedding_module.weight.numel()
-    attention_width = sum(module.q_proj.out_features for module in model.modules()
-                          if type(module).__name__.endswith("Attention") and hasattr(module, "q_proj"))
+    attention_width = sum(
+        module.q_proj.out_features
+        for module in model.modules()
+        if type(module).__name__.endswith("Attention") and hasattr(module, "q_proj")
+    )
     return ParamCounts(total=total, active=active, embedding=embedding, head=head, attention_width=attention_width)
 
 

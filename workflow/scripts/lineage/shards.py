@@ -39,17 +39,46 @@ PICKLED_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
 # safetensors dtype names -> numpy dtypes. The names numpy gives them ("bfloat16", "float8_e4m3fn",
 # "bool") are torch's too, which is how dtype_name() also reads torch dtypes without importing torch.
-DTYPES: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in {
-    "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
-    "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2,
-    "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
-    "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8, "BOOL": np.bool_,
-}.items()}
+DTYPES: dict[str, np.dtype] = {
+    name: np.dtype(dtype)
+    for name, dtype in {
+        "F64": np.float64,
+        "F32": np.float32,
+        "F16": np.float16,
+        "BF16": ml_dtypes.bfloat16,
+        "F8_E4M3": ml_dtypes.float8_e4m3fn,
+        "F8_E5M2": ml_dtypes.float8_e5m2,
+        "I64": np.int64,
+        "I32": np.int32,
+        "I16": np.int16,
+        "I8": np.int8,
+        "U64": np.uint64,
+        "U32": np.uint32,
+        "U16": np.uint16,
+        "U8": np.uint8,
+        "BOOL": np.bool_,
+    }.items()
+}
 FLOAT_DTYPES = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
 _NAME_OF = {dtype.name: name for name, dtype in DTYPES.items()}
 # safetensors writes tensors by this dtype order (widest first, keeping each aligned), then by name.
-_WRITE_ORDER = ("U64", "I64", "F64", "F32", "U32", "I32", "BF16", "F16", "U16", "I16",
-                "F8_E4M3", "F8_E5M2", "I8", "U8", "BOOL")
+_WRITE_ORDER = (
+    "U64",
+    "I64",
+    "F64",
+    "F32",
+    "U32",
+    "I32",
+    "BF16",
+    "F16",
+    "U16",
+    "I16",
+    "F8_E4M3",
+    "F8_E5M2",
+    "I8",
+    "U8",
+    "BOOL",
+)
 MAX_HEADER_BYTES = 100 * 1024**2  # the safetensors reader's own limit
 # Bytes per write() call. Measured on Linux 6.x: writing 3 GB in 8 MiB calls cost ~4x the CPU
 # of 1 MiB calls (3.96 s vs 0.97 s), so large buffers are written in slices of this size.
@@ -151,8 +180,9 @@ def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
         with open(path, "rb") as handle:
             (length,) = struct.unpack("<Q", handle.read(8).ljust(8, b"\0"))
             if length > min(size - 8, MAX_HEADER_BYTES):
-                raise CheckpointError(f"{path}: header length {length} does not fit a {size}-byte file; "
-                                      "truncated or not safetensors")
+                raise CheckpointError(
+                    f"{path}: header length {length} does not fit a {size}-byte file; truncated or not safetensors"
+                )
             header = json.loads(handle.read(length))
     except (OSError, ValueError, UnicodeDecodeError) as err:
         raise CheckpointError(f"{path}: unreadable safetensors header ({err})") from None
@@ -162,12 +192,16 @@ def read_header(path: str | os.PathLike) -> dict[str, TensorEntry]:
         if name == "__metadata__":
             continue
         if info.get("dtype") not in DTYPES:
-            raise CheckpointError(f"{path}: tensor {name} has dtype {info.get('dtype')!r}, which is not a "
-                                  f"safetensors dtype this reader knows ({', '.join(DTYPES)})")
+            raise CheckpointError(
+                f"{path}: tensor {name} has dtype {info.get('dtype')!r}, which is not a "
+                f"safetensors dtype this reader knows ({', '.join(DTYPES)})"
+            )
         begin, end = info["data_offsets"]
         if base + end > size:
-            raise CheckpointError(f"{path}: tensor {name} ends at byte {base + end} but the file has {size} bytes; "
-                                  "the shard is truncated. Rebuild or re-download it.")
+            raise CheckpointError(
+                f"{path}: tensor {name} ends at byte {base + end} but the file has {size} bytes; "
+                "the shard is truncated. Rebuild or re-download it."
+            )
         entries[name] = TensorEntry(info["dtype"], tuple(info["shape"]), base + begin, base + end)
     return entries
 
@@ -184,13 +218,19 @@ class ShardReader:
     headers were checked against the file sizes before.
     """
 
-    def __init__(self, directory: str | os.PathLike, headers: Mapping[str, Mapping[str, TensorEntry]] | None = None,
-                 release_bytes: int = 16 * 1024**2):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        headers: Mapping[str, Mapping[str, TensorEntry]] | None = None,
+        release_bytes: int = 16 * 1024**2,
+    ):
         self.directory = Path(directory)
         self.weight_map = weight_map(self.directory)
-        self.headers = dict(headers) if headers is not None else {
-            shard: read_header(self.directory / shard) for shard in sorted(set(self.weight_map.values()))
-        }
+        self.headers = (
+            dict(headers)
+            if headers is not None
+            else {shard: read_header(self.directory / shard) for shard in sorted(set(self.weight_map.values()))}
+        )
         self.release_bytes = release_bytes - release_bytes % mmap.PAGESIZE
         self.opens: Counter[str] = Counter()
         self._map: mmap.mmap | None = None
@@ -202,8 +242,10 @@ class ShardReader:
         try:
             return self.headers[shard][name]
         except KeyError:
-            raise CheckpointError(f"{self.directory / INDEX_NAME}: maps {name} to {shard}, "
-                                  "which has no such tensor; the index and the shards disagree") from None
+            raise CheckpointError(
+                f"{self.directory / INDEX_NAME}: maps {name} to {shard}, "
+                "which has no such tensor; the index and the shards disagree"
+            ) from None
 
     def view(self, name: str, offset: int, nbytes: int) -> memoryview:
         """Bytes [offset, offset + nbytes) of the tensor, read-only, valid while referenced."""
@@ -217,7 +259,7 @@ class ShardReader:
             upto -= upto % mmap.PAGESIZE
             mapped.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
             self._released = upto
-        return memoryview(mapped)[begin:begin + nbytes]
+        return memoryview(mapped)[begin : begin + nbytes]
 
     def _open(self, shard: str) -> mmap.mmap:
         if shard != self._shard:
@@ -316,7 +358,7 @@ class StreamingVerifier:
             done = position
         end = position + data.nbytes
         if end > done:
-            digest.update(data[done - position:])
+            digest.update(data[done - position :])
             done = end
         self._positions[shard] = done
 
@@ -348,8 +390,9 @@ class StreamingVerifier:
         self.shutdown()
 
 
-def safetensors_header(specs: Sequence[tuple[str, object, Sequence[int]]],
-                       metadata: Mapping[str, str] | None = None) -> tuple[bytes, int]:
+def safetensors_header(
+    specs: Sequence[tuple[str, object, Sequence[int]]], metadata: Mapping[str, str] | None = None
+) -> tuple[bytes, int]:
     """The length-prefixed header of a file holding `specs` (name, dtype, shape) in that order,
     and the number of data bytes that follow it. Dtypes as dtype_name() reads them."""
     header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
@@ -380,9 +423,14 @@ def tensor_bytes(tensor: Any) -> memoryview:
     return memoryview(tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy())
 
 
-def write_safetensors(path: str | os.PathLike, tensors: Mapping[str, Any],
-                      metadata: Mapping[str, str] | None = None, *, fsync: bool = False,
-                      chunk_bytes: int = WRITE_BYTES) -> str:
+def write_safetensors(
+    path: str | os.PathLike,
+    tensors: Mapping[str, Any],
+    metadata: Mapping[str, str] | None = None,
+    *,
+    fsync: bool = False,
+    chunk_bytes: int = WRITE_BYTES,
+) -> str:
     """Write one safetensors file straight from the tensors' memory (torch or numpy) and return its sha256.
 
     Byte for byte what `safetensors.torch.save_file` writes (same tensor order, header padded
@@ -398,7 +446,7 @@ def write_safetensors(path: str | os.PathLike, tensors: Mapping[str, Any],
         for name in order:
             data = tensor_bytes(tensors[name])
             for begin in range(0, data.nbytes, chunk_bytes):
-                piece = data[begin:begin + chunk_bytes]
+                piece = data[begin : begin + chunk_bytes]
                 handle.write(piece)
                 digest.update(piece)
         if fsync:
@@ -425,8 +473,9 @@ class _ShardStream:
     soup computes and the final fsync only waits for the tail.
     """
 
-    def __init__(self, directory: Path, shards: list[_PlannedShard], *, write: bool,
-                 writeback_bytes: int = 64 * 1024**2):
+    def __init__(
+        self, directory: Path, shards: list[_PlannedShard], *, write: bool, writeback_bytes: int = 64 * 1024**2
+    ):
         self.directory, self.shards, self.write, self.writeback_bytes = directory, shards, write, writeback_bytes
         self.sha256: dict[str, str] = {}  # temporary name -> digest, filled by a hashing stream
         self._number, self._active, self._left = -1, False, 0
@@ -449,12 +498,13 @@ class _ShardStream:
                 piece = data[: self._left]
                 self._digest.update(piece)
             self._left -= piece.nbytes
-            data = data[piece.nbytes:]
+            data = data[piece.nbytes :]
             if self._left == 0:
                 self._finish()
 
     def finish(self) -> None:
         """Complete trailing shards that hold only empty tensors; refuse a stream that fell short."""
+
         def empty_next() -> bool:
             return self._number + 1 < len(self.shards) and not self.shards[self._number + 1].data_bytes
 
@@ -462,8 +512,10 @@ class _ShardStream:
             self._open_next()
         if self._active or self._number + 1 < len(self.shards):
             shard = self.shards[max(self._number, 0)]
-            raise CheckpointError(f"{self.directory / shard.temp_name}: the stream ended {self._left} bytes short "
-                                  "of the planned tensors; every planned tensor must be written in full")
+            raise CheckpointError(
+                f"{self.directory / shard.temp_name}: the stream ended {self._left} bytes short "
+                "of the planned tensors; every planned tensor must be written in full"
+            )
 
     def close(self) -> None:
         if self._handle is not None:
@@ -488,8 +540,9 @@ class _ShardStream:
     def _start_writeback(self) -> None:
         self._handle.flush()
         if hasattr(os, "posix_fadvise"):  # Linux; elsewhere the final fsync does all the work
-            os.posix_fadvise(self._handle.fileno(), self._advised, self._written - self._advised,
-                             os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(
+                self._handle.fileno(), self._advised, self._written - self._advised, os.POSIX_FADV_DONTNEED
+            )
         self._advised = self._written
 
     def _finish(self) -> None:
@@ -514,8 +567,15 @@ class ShardWriter:
     `sha256` then maps every file written to its checksum.
     """
 
-    def __init__(self, directory: str | os.PathLike, max_shard_bytes: int = 2 * 1024**3, *, background: bool = False,
-                 stage_bytes: int = 8 * 1024**2, stages: int = 3):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        max_shard_bytes: int = 2 * 1024**3,
+        *,
+        background: bool = False,
+        stage_bytes: int = 8 * 1024**2,
+        stages: int = 3,
+    ):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_shard_bytes = max_shard_bytes
@@ -595,8 +655,10 @@ class ShardWriter:
             prefix, data_bytes = safetensors_header(group, {"format": "pt"})
             shards.append(_PlannedShard(f"part-{number:05d}.safetensors", [n for n, _, _ in group], prefix, data_bytes))
         self._written = [(shard.temp_name, shard.names) for shard in shards]
-        self._streams = [_ShardStream(self.directory, shards, write=True),
-                         _ShardStream(self.directory, shards, write=False)]
+        self._streams = [
+            _ShardStream(self.directory, shards, write=True),
+            _ShardStream(self.directory, shards, write=False),
+        ]
         self._stage, self._stage_used, self._claimed = None, 0, 0
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for _ in range(self._stages if self.background else 1):
@@ -619,14 +681,15 @@ class ShardWriter:
         if not self._streams:
             raise CheckpointError("claim() needs plan() first")
         if nbytes > self._stage_bytes:
-            raise ValueError(f"claim of {nbytes} bytes exceeds the {self._stage_bytes}-byte staging buffer; "
-                             "claim less at a time")
+            raise ValueError(
+                f"claim of {nbytes} bytes exceeds the {self._stage_bytes}-byte staging buffer; claim less at a time"
+            )
         if self._stage is not None and (self._stage_used % align or self._stage_used + nbytes > self._stage_bytes):
             self._hand_off()
         if self._stage is None:
             self._raise_writer_error()
             self._stage, self._stage_used = self._free.get(), 0
-        view = self._stage[self._stage_used:self._stage_used + nbytes]
+        view = self._stage[self._stage_used : self._stage_used + nbytes]
         self._stage_used += nbytes
         self._claimed += nbytes
         return view
@@ -684,8 +747,10 @@ class ShardWriter:
             self._stop_stream()
             self._raise_writer_error()
             if self._claimed != self.total_bytes:
-                raise CheckpointError(f"{self.directory}: {self._claimed} bytes claimed but the plan holds "
-                                      f"{self.total_bytes}; every planned tensor must be written in full")
+                raise CheckpointError(
+                    f"{self.directory}: {self._claimed} bytes claimed but the plan holds "
+                    f"{self.total_bytes}; every planned tensor must be written in full"
+                )
             for stream in self._streams:
                 stream.finish()
             digests = dict(self._streams[1].sha256)

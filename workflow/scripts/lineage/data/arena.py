@@ -40,7 +40,7 @@ def timestamp_iso(value: Any) -> str:
         raise RowError("tstamp", "must be unix seconds or an ISO-8601 string, got a boolean")
     if isinstance(value, int | float):
         try:
-            return _dt.datetime.fromtimestamp(value, tz=_dt.timezone.utc).isoformat()
+            return _dt.datetime.fromtimestamp(value, tz=_dt.UTC).isoformat()
         except (OverflowError, OSError, ValueError):
             raise RowError("tstamp", f"{value!r} is not a representable unix time") from None
     if isinstance(value, str):
@@ -52,7 +52,7 @@ def translate_field(name: str, names: dict[str, str]) -> str:
     """Rename a native field path (`own.answer`, `messages[2].role`) to the export's own name."""
     for native, exported in names.items():
         if name == native or name.startswith(native + ".") or name.startswith(native + "["):
-            return exported + name[len(native):]
+            return exported + name[len(native) :]
     return name
 
 

@@ -55,7 +55,7 @@ def load_card_counts(value: str) -> dict[str, int]:
             'pass e.g. \'{"battles": 236, "preferred": 140}\''
         ) from None
     if not isinstance(counts, dict) or not all(isinstance(v, int) for v in counts.values()):
-        raise DataError("--card-counts: expected a JSON object of integer counts, e.g. {\"battles\": 236}")
+        raise DataError('--card-counts: expected a JSON object of integer counts, e.g. {"battles": 236}')
     unknown = sorted(set(counts) - set(COUNT_LABELS))
     if unknown:
         raise DataError(f"--card-counts: unknown keys {unknown}; known keys: {sorted(COUNT_LABELS)}")
@@ -171,17 +171,25 @@ def build_audit(
     }
     # Battles whose answers became the same text once their citations were stripped: the card's
     # pipeline screened identical answers before cleaning and counted them; here they are quarantined.
-    degenerate = sorted(row["battle_id"] for row in quarantine if row["stage"] == "clean_battles"
-                        and str(row.get("reason", "")).startswith("after citation cleaning"))
-    why = (f"{len(degenerate)} battle(s) fewer than the card's pipeline kept: {', '.join(degenerate)}, whose "
-           "answers are the same text once citations are stripped (quarantined after cleaning)") if degenerate else ""
+    degenerate = sorted(
+        row["battle_id"]
+        for row in quarantine
+        if row["stage"] == "clean_battles" and str(row.get("reason", "")).startswith("after citation cleaning")
+    )
+    why = (
+        (
+            f"{len(degenerate)} battle(s) fewer than the card's pipeline kept: {', '.join(degenerate)}, whose "
+            "answers are the same text once citations are stripped (quarantined after cleaning)"
+        )
+        if degenerate
+        else ""
+    )
     counts = []
     for key, label in COUNT_LABELS.items():
         card_value = card.get(key)
         match = "" if card_value is None else ("yes" if card_value == ours[key] else "NO")
         note = why if match == "NO" and card_value > ours[key] else ""
-        counts.append({"key": key, "label": label, "ours": ours[key], "card": card_value, "match": match,
-                       "note": note})
+        counts.append({"key": key, "label": label, "ours": ours[key], "card": card_value, "match": match, "note": note})
 
     checks = [
         {
@@ -227,8 +235,11 @@ def build_audit(
         "not_used_by_design": {"tie": votes.get("tie", 0), "both_bad": votes.get("both_bad", 0)},
         "quarantine_by_stage": dict(by_stage),
         "quarantine": quarantine,
-        "set_aside": {"rows": len(set_aside), "reasons": dict(Counter(r["reason"].split(" (")[0] for r in set_aside)),
-                      "first": set_aside[:SET_ASIDE_SHOWN]},
+        "set_aside": {
+            "rows": len(set_aside),
+            "reasons": dict(Counter(r["reason"].split(" (")[0] for r in set_aside)),
+            "first": set_aside[:SET_ASIDE_SHOWN],
+        },
         "checks": checks,
         "inputs": inputs,
     }

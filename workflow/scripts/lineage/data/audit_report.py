@@ -55,22 +55,42 @@ def _sections(audit: dict[str, Any]) -> list[tuple[str, str, list[str], list[lis
     )
     by_stage = ", ".join(f"{stage} {n}" for stage, n in audit["quarantine_by_stage"].items()) or "none"
     aside = audit.get("set_aside") or {"rows": 0, "first": []}
-    aside_rows = [[f"{q.get('file', '')}:{q.get('line', '')}", _fmt(q.get("battle_id")),
-                   str(q.get("reason", ""))[:REASON_CHARS]] for q in aside["first"]]
-    aside_text = (f"{aside['rows']:,} battles without our model on a side, kept apart by rule (not bad rows, "
-                  f"not in the quarantine share)" + (f"; the first {len(aside_rows)}:" if aside_rows else "."))
+    aside_rows = [
+        [f"{q.get('file', '')}:{q.get('line', '')}", _fmt(q.get("battle_id")), str(q.get("reason", ""))[:REASON_CHARS]]
+        for q in aside["first"]
+    ]
+    aside_text = (
+        f"{aside['rows']:,} battles without our model on a side, kept apart by rule (not bad rows, "
+        f"not in the quarantine share)" + (f"; the first {len(aside_rows)}:" if aside_rows else ".")
+    )
     return [
-        ("Counts per stage", "Ours beside the card's; an empty card cell means the card gives no number.",
-         ["stage", "ours", "card", "match", "why they differ"], counts),
+        (
+            "Counts per stage",
+            "Ours beside the card's; an empty card cell means the card gives no number.",
+            ["stage", "ours", "card", "match", "why they differ"],
+            counts,
+        ),
         ("Own / opponent split after deduplication", audit["split"]["note"], [], []),
         (f"Holdout leakage: {leak['status']}", leak["finding"], [], []),
         ("Conservation checks", "Nothing is dropped silently.", ["check", "result", "detail"], checks),
-        ("Citation cleaning", "Removals per marker style over both answers of every battle.",
-         ["style", "count"], cleaning),
-        ("Quarantined and superseded rows", f"{len(quarantine)} rows by stage: {by_stage}. {unused_text}",
-         ["stage", "file:line", "battle_id", "field", "reason"], quarantine),
-        ("Set aside: not about our model", aside_text, ["file:line", "battle_id", "reason"] if aside_rows else [],
-         aside_rows),
+        (
+            "Citation cleaning",
+            "Removals per marker style over both answers of every battle.",
+            ["style", "count"],
+            cleaning,
+        ),
+        (
+            "Quarantined and superseded rows",
+            f"{len(quarantine)} rows by stage: {by_stage}. {unused_text}",
+            ["stage", "file:line", "battle_id", "field", "reason"],
+            quarantine,
+        ),
+        (
+            "Set aside: not about our model",
+            aside_text,
+            ["file:line", "battle_id", "reason"] if aside_rows else [],
+            aside_rows,
+        ),
     ]
 
 

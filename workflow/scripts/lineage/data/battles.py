@@ -56,7 +56,7 @@ def parse_time(value: str) -> _dt.datetime:
     """Parse an ISO-8601 timestamp; naive times are taken as UTC so all times compare."""
     parsed = _dt.datetime.fromisoformat(value)
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=_dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=_dt.UTC)
     return parsed
 
 

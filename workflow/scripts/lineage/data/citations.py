@@ -79,9 +79,7 @@ _SOURCE_TAG = re.compile(
     re.I,
 )
 # superscript numerals after a word of 3+ letters or punctuation ("the study¹", "growth.²³"), not powers ("mc²")
-_SUPERSCRIPT = re.compile(
-    r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*"
-)
+_SUPERSCRIPT = re.compile(r"(?:(?<=[A-Za-z]{3})|(?<=[.,;:!?)\]\"'’”]))[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,⁻][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*")
 _UNITS = frozenset({"cm", "mm", "km", "ft", "in", "mi", "yd", "nm", "um", "μm", "dm", "sec", "ms", "kg", "mol"})
 
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^[^\]]{1,40}\]:")
@@ -206,7 +204,7 @@ def _numeric_marker(match: re.Match) -> bool:
     if re.search(r"\[\s*0", text):
         return False
     before = match.string[match.start() - 1] if match.start() else " "
-    after = match.string[match.end():]
+    after = match.string[match.end() :]
     if (before.isalnum() or before in "_)]") and re.match(r"(?:[\w(\[]|\.\w|\s*=)", after):
         return False
     return True
@@ -271,7 +269,7 @@ def _fix_spacing(line: str) -> str:
     line = re.sub(rf"\(\s*{_MARK}\s*\)", _MARK, line)
 
     def repl(match: re.Match) -> str:
-        before, after = match.string[: match.start()], match.string[match.end():]
+        before, after = match.string[: match.start()], match.string[match.end() :]
         if not before.strip():
             return match.group(1)  # keep the line's indentation
         if not after or after[0] in ".,;:!?)]}…":
@@ -286,7 +284,7 @@ def _fix_spacing(line: str) -> str:
 def _clean_line(line: str, counts: Counter, defined: set[str]) -> str:
     parts, pos = [], 0
     for match in _CODE_SPAN.finditer(line):
-        parts.append(_clean_prose(line[pos:match.start()], counts, defined))
+        parts.append(_clean_prose(line[pos : match.start()], counts, defined))
         parts.append(match.group(0))
         pos = match.end()
     parts.append(_clean_prose(line[pos:], counts, defined))
@@ -300,8 +298,10 @@ def clean_answer(text: str) -> tuple[str, Counter]:
     Removed markers are first replaced by U+0000 (spacing is fixed around them afterwards); the
     read stage refuses every control character, so that placeholder cannot be text."""
     if _MARK in text:
-        raise ValueError("the text holds U+0000, the cleaner's placeholder: refuse control characters first "
-                         "(lineage.io.control_character)")
+        raise ValueError(
+            "the text holds U+0000, the cleaner's placeholder: refuse control characters first "
+            "(lineage.io.control_character)"
+        )
     counts: Counter = Counter()
     lines = text.split("\n")
     mask = code_mask(lines)
@@ -359,8 +359,7 @@ def clean_battles(rows: list[dict], file: str = "") -> tuple[list[dict], dict, l
             screen_preference(new)  # what trains is the cleaned text: screened again
         except LineError as err:
             reason = err.reason if "citation" in err.reason else f"after citation cleaning: {err.reason}"
-            quarantine.append(entry("clean_battles", file, line, reason, battle_id=row["battle_id"],
-                                    field=err.field))
+            quarantine.append(entry("clean_battles", file, line, reason, battle_id=row["battle_id"], field=err.field))
             continue
         out.append(new)
     stats["markers"] = {style: totals.get(style, 0) for style in STYLES}

@@ -38,7 +38,6 @@ class ReadResult:
         return {vote: counts.get(vote, 0) for vote in VOTES}
 
 
-
 MAX_ANSWER_CHARS = 100_000  # export.max_answer_chars's default (config.schema.yaml says why)
 _BATTLE_ID = re.compile(rb'"battle_id"\s*:\s*"([^"\\\x00-\x1f]{1,200})"')
 
@@ -93,8 +92,11 @@ def read_export(
             for side in ("own", "other"):
                 answer = row[side]["answer"]
                 if answer is not None and len(answer) > max_answer_chars:
-                    raise RowError(f"{side}.answer", f"is {len(answer):,} characters, over export.max_answer_chars "
-                                                     f"({max_answer_chars:,}): a runaway generation, not an answer")
+                    raise RowError(
+                        f"{side}.answer",
+                        f"is {len(answer):,} characters, over export.max_answer_chars "
+                        f"({max_answer_chars:,}): a runaway generation, not an answer",
+                    )
             if fmt == "native" and our_model and row["own"]["model"] != our_model:
                 raise RowError("own.model", f"is {row['own']['model']!r}, not our model {our_model!r}")
             if row["battle_id"] in kept_ids:
@@ -140,8 +142,10 @@ def check_quarantine_fraction(result: ReadResult, max_fraction: float, path: str
         raise DataError(f"{path}: the export holds no rows")
     about_us = result.n_read - len(result.set_aside)
     if about_us == 0:
-        raise DataError(f"{path}: none of its {result.n_read} battles has our model on a side; "
-                        "check export.our_model against the export's model names")
+        raise DataError(
+            f"{path}: none of its {result.n_read} battles has our model on a side; "
+            "check export.our_model against the export's model names"
+        )
     share = len(result.quarantine) / about_us
     if share <= max_fraction:
         return

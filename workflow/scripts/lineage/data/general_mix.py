@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage.io import DataError, read_jsonl_lenient
 from lineage.data.quarantine import entry
+from lineage.io import DataError, read_jsonl_lenient
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")
@@ -55,8 +55,16 @@ def load_source(spec: str) -> Source:
                 rows.append(obj)
                 lines.append(line)
             else:
-                unreadable.append(entry(STAGE, spec, line, error.reason, field=error.field,
-                                        raw=raw.decode("utf-8", errors="backslashreplace")))
+                unreadable.append(
+                    entry(
+                        STAGE,
+                        spec,
+                        line,
+                        error.reason,
+                        field=error.field,
+                        raw=raw.decode("utf-8", errors="backslashreplace"),
+                    )
+                )
         return Source(spec, path.stem, rows, lines, unreadable)
     try:
         import datasets
@@ -140,8 +148,14 @@ def sample_rows(
         try:
             messages = to_messages(row, where)
         except DataError as err:  # a row of the wrong shape: set aside with its reason, never a stop
-            bad.append(entry(STAGE, source.spec, source.lines[row_no] if source.lines else row_no,
-                             str(err).removeprefix(f"{where}: ")))
+            bad.append(
+                entry(
+                    STAGE,
+                    source.spec,
+                    source.lines[row_no] if source.lines else row_no,
+                    str(err).removeprefix(f"{where}: "),
+                )
+            )
             continue
         examined += 1
         tokens = counter.count(messages, where)

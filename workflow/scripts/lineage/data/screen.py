@@ -45,8 +45,11 @@ def control_tokens(directories: Iterable[str | Path]) -> tuple[str, ...]:
         config = directory / "tokenizer_config.json"
         if config.is_file():
             settings = json.loads(config.read_text(encoding="utf-8"))
-            found.update(entry["content"] for entry in (settings.get("added_tokens_decoder") or {}).values()
-                         if entry.get("special") and entry.get("content"))
+            found.update(
+                entry["content"]
+                for entry in (settings.get("added_tokens_decoder") or {}).values()
+                if entry.get("special") and entry.get("content")
+            )
             found.update(value for key, value in settings.items() if key.endswith("_token") and isinstance(value, str))
             found.update(token for token in settings.get("extra_special_tokens") or () if isinstance(token, str))
     # Tokens must look like markup; a special token spelled as plain text (rare) would flag prose.
@@ -64,13 +67,17 @@ def screen_battle(row: dict, tokens: tuple[str, ...]) -> None:
     for index, turn in enumerate(row["messages"]):
         token = _find_token(turn["content"], tokens)
         if token:
-            raise LineError(f"messages[{index}].content", f"holds the chat template's control token {token!r}, "
-                                                          "which would split the row into fake turns")
+            raise LineError(
+                f"messages[{index}].content",
+                f"holds the chat template's control token {token!r}, which would split the row into fake turns",
+            )
     for side in ("own", "other"):
         token = _find_token(row[side]["answer"], tokens)
         if token:
-            raise LineError(f"{side}.answer", f"holds the chat template's control token {token!r}, "
-                                              "which would end the answer early in training")
+            raise LineError(
+                f"{side}.answer",
+                f"holds the chat template's control token {token!r}, which would end the answer early in training",
+            )
     users = [turn for turn in row["messages"] if turn["role"] == "user"]
     if all(is_empty_text(turn["content"]) for turn in users):
         raise LineError("messages", "every user turn is empty or invisible: there is no prompt to answer")
@@ -81,7 +88,11 @@ def screen_preference(row: dict) -> None:
     """Raise LineError when a decisive vote is between two answers that are the same text
     (whitespace aside): run on the raw answers and again on the cleaned ones."""
     own, other = row["own"]["answer"], row["other"]["answer"]
-    if row["vote"] in ("own_better", "other_better") and own is not None and other is not None \
-            and " ".join(own.split()) == " ".join(other.split()):
+    if (
+        row["vote"] in ("own_better", "other_better")
+        and own is not None
+        and other is not None
+        and " ".join(own.split()) == " ".join(other.split())
+    ):
         loser = "other" if row["vote"] == "own_better" else "own"
         raise LineError(f"{loser}.answer", "is the same text as the preferred answer: the vote states no preference")

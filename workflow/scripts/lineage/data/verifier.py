@@ -85,8 +85,16 @@ def build_pairs(
         for chosen, rejected in zip(good, bad):
             if made == max_pairs_per_prompt:
                 break
-            rows.append({"messages": messages(item), "chosen": chosen, "rejected": rejected,
-                         "source": f"verifier:{round_name}", "type": item["type"], "prompt_id": item["id"]})
+            rows.append(
+                {
+                    "messages": messages(item),
+                    "chosen": chosen,
+                    "rejected": rejected,
+                    "source": f"verifier:{round_name}",
+                    "type": item["type"],
+                    "prompt_id": item["id"],
+                }
+            )
             made += 1
         tally["prompts_with_pairs"] += made > 0
         tally["pairs"] += made
@@ -112,8 +120,9 @@ def prompt_text(item: Mapping[str, Any]) -> str:
     return str(item.get("question") or item.get("prompt") or "")
 
 
-def find_overlap(train: Iterable[Mapping[str, Any]], evaluation: Mapping[str, Iterable[Mapping[str, Any]]]
-                 ) -> list[tuple[str, str]]:
+def find_overlap(
+    train: Iterable[Mapping[str, Any]], evaluation: Mapping[str, Iterable[Mapping[str, Any]]]
+) -> list[tuple[str, str]]:
     """(training prompt id, eval file) for every training prompt whose normalized text is an eval item's."""
     seen: dict[str, str] = {}
     for source, items in evaluation.items():

@@ -15,8 +15,10 @@ from huggingface_hub import EvalResult, ModelCardData
 
 from lineage.evaluation.benchmarks import BENCHMARKS
 
-def eval_results(results: Sequence[Mapping[str, Any]], items: Mapping[str, str] | None = None,
-                 full_scale: bool = False) -> list[EvalResult]:
+
+def eval_results(
+    results: Sequence[Mapping[str, Any]], items: Mapping[str, str] | None = None, full_scale: bool = False
+) -> list[EvalResult]:
     """One model-index entry per benchmark part, in the registry's order. The data set is the Hub's
     only at full scale for the public sets; otherwise the item file the part was cut from."""
     order, items = list(BENCHMARKS), items or {}
@@ -27,9 +29,16 @@ def eval_results(results: Sequence[Mapping[str, Any]], items: Mapping[str, str] 
         dataset = hub_id if full_scale and hub_id else items.get(result["benchmark"], result["benchmark"])
         part = result.get("part")
         label = f"{name} part {part}" if part and len(BENCHMARKS[result["benchmark"]].parts) > 1 else name
-        out.append(EvalResult(task_type="text-generation", dataset_type=dataset, dataset_name=label,
-                              dataset_split=f"part {part} ({result.get('n')} items)" if part else None,
-                              metric_type=metric, metric_value=round(float(result["score"]), 4)))
+        out.append(
+            EvalResult(
+                task_type="text-generation",
+                dataset_type=dataset,
+                dataset_name=label,
+                dataset_split=f"part {part} ({result.get('n')} items)" if part else None,
+                metric_type=metric,
+                metric_value=round(float(result["score"]), 4),
+            )
+        )
     return out
 
 
@@ -59,19 +68,24 @@ def lineage_lines(lineage: Sequence[Mapping[str, Any]]) -> list[str]:
             weights = ", ".join(f"{w:g}" for w in recipe.get("weights", []))
             text = f"{recipe['method']} average, weights {weights}"
         elif recipe:
-            text = (f"lr {recipe['lr']:g} {recipe['schedule']}, {recipe['steps']} steps, batch "
-                    f"{recipe['global_batch_rows']} x {recipe['max_length']} tokens")
+            text = (
+                f"lr {recipe['lr']:g} {recipe['schedule']}, {recipe['steps']} steps, batch "
+                f"{recipe['global_batch_rows']} x {recipe['max_length']} tokens"
+            )
             if "beta" in recipe:
                 text += f", beta {recipe['beta']:g}"
         else:
             text = run.get("note", "")
-        lines.append(f"| {run['run']} | {run['kind']} | {', '.join(run.get('parents', [])) or '—'} | "
-                     f"{', '.join(run.get('data', [])) or '—'} | {text} |")
+        lines.append(
+            f"| {run['run']} | {run['kind']} | {', '.join(run.get('parents', [])) or '—'} | "
+            f"{', '.join(run.get('data', [])) or '—'} | {text} |"
+        )
     return lines
 
 
-def card_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]], eval_table: str,
-              system_prompt: str) -> str:
+def card_text(
+    meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]], eval_table: str, system_prompt: str
+) -> str:
     """README.md: YAML front matter, then the body."""
     body = [
         f"# {meta['name']}",
@@ -89,7 +103,7 @@ def card_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]], eva
         'model = AutoModelForCausalLM.from_pretrained(path, dtype="bfloat16")',
         'system = open(f"{path}/system_prompt.txt", encoding="utf-8").read()',
         'msgs = [{"role": "system", "content": system}, {"role": "user", "content": "Hello!"}]',
-        "inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors=\"pt\", return_dict=True)",
+        'inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)',
         "out = model.generate(**inputs, max_new_tokens=256)",
         "```",
         "",
@@ -111,5 +125,10 @@ def card_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]], eva
     ]
     if meta.get("license"):
         license_ = meta["license"]
-        body += ["## License", "", f"{license_.get('name', license_.get('id'))}: {license_.get('link', '')}".strip(), ""]
+        body += [
+            "## License",
+            "",
+            f"{license_.get('name', license_.get('id'))}: {license_.get('link', '')}".strip(),
+            "",
+        ]
     return f"---\n{card_data(meta, results).to_yaml()}\n---\n\n" + "\n".join(body)

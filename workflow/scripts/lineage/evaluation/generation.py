@@ -114,8 +114,13 @@ def generate_greedy(
         from .graph_decoding import GraphDecoder
 
         widest = padded_width(len(prompts[order[0]]), bucket)
-        decoder = GraphDecoder(model, batch_size=min(batch_size, len(prompts)), cache_len=widest + max_new_tokens,
-                               max_new_tokens=max_new_tokens, stop_ids=stop_ids)
+        decoder = GraphDecoder(
+            model,
+            batch_size=min(batch_size, len(prompts)),
+            cache_len=widest + max_new_tokens,
+            max_new_tokens=max_new_tokens,
+            stop_ids=stop_ids,
+        )
     results: list[Generation | None] = [None] * len(prompts)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
@@ -165,8 +170,9 @@ def sequential_generate(
     ]
 
 
-def sampling_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, temperature: float,
-                    top_p: float):
+def sampling_config(
+    model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, temperature: float, top_p: float
+):
     """The greedy config with multinomial sampling at `temperature` and nucleus `top_p` switched on."""
     config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
     config.do_sample = True
@@ -197,8 +203,9 @@ def generate_sampled(
     if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
         raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
     device = _device(model)
-    config = sampling_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id,
-                             temperature=temperature, top_p=top_p)
+    config = sampling_config(
+        model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, temperature=temperature, top_p=top_p
+    )
     config.num_return_sequences = samples
     results: list[list[Generation]] = []
     for number, start in enumerate(range(0, len(prompts), batch_size)):

@@ -59,8 +59,16 @@ def _layer_types(config) -> list[str]:
 class GraphDecoder:
     """A static cache of `batch_size` x `cache_len` positions and its captured decode step."""
 
-    def __init__(self, model, *, batch_size: int, cache_len: int, max_new_tokens: int,
-                 stop_ids: Sequence[int], check_every: int = 16):
+    def __init__(
+        self,
+        model,
+        *,
+        batch_size: int,
+        cache_len: int,
+        max_new_tokens: int,
+        stop_ids: Sequence[int],
+        check_every: int = 16,
+    ):
         from transformers import StaticCache
 
         reason = unsupported_reason(model)
@@ -92,7 +100,8 @@ class GraphDecoder:
         visible = self.key_ok & (self.key_index <= self.write_at)
         if self.additive:
             visible = torch.zeros(visible.shape, dtype=self.dtype, device=self.device).masked_fill_(
-                ~visible, torch.finfo(self.dtype).min)
+                ~visible, torch.finfo(self.dtype).min
+            )
         mask = visible[:, None, None, :]
         if self.mask_kinds == ["full_attention"]:
             return mask
@@ -100,8 +109,14 @@ class GraphDecoder:
 
     def _step(self) -> None:
         """One decode step, written so that it can be captured: no host reads, no new shapes."""
-        out = self.model(input_ids=self.tokens, position_ids=self.positions, attention_mask=self._masks(),
-                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        out = self.model(
+            input_ids=self.tokens,
+            position_ids=self.positions,
+            attention_mask=self._masks(),
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         chosen = out.logits[:, -1].float().argmax(-1)
         self.tokens.copy_(chosen[:, None])
         self.positions.add_(1)
@@ -115,8 +130,14 @@ class GraphDecoder:
         self.cache.reset()
         width = ids.shape[1]
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         chosen = out.logits[:, -1].float().argmax(-1)
         self.tokens.copy_(chosen[:, None])
         self.positions.copy_(positions[:, -1:] + 1)
@@ -148,9 +169,12 @@ class GraphDecoder:
                 self.capture = False
                 frames = traceback.extract_tb(err.__traceback__)
                 frame = next((f for f in reversed(frames) if "/torch/" not in f.filename), frames[-1])
-                print(f"graph decoding: capture failed at {frame.filename}:{frame.lineno} ({frame.name}): "
-                      f"{str(err).splitlines()[0]}; decoding eagerly on the static cache instead",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"graph decoding: capture failed at {frame.filename}:{frame.lineno} ({frame.name}): "
+                    f"{str(err).splitlines()[0]}; decoding eagerly on the static cache instead",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return
             self.graph = graph
             return
@@ -161,8 +185,10 @@ class GraphDecoder:
         """New token ids (rows x steps, cut at the last step run) for one left-padded batch."""
         rows, width = ids.shape
         if rows > self.batch_size or width + self.max_new_tokens > self.cache_len:
-            raise ValueError(f"batch {rows} x {width} does not fit the decoder's {self.batch_size} x "
-                             f"{self.cache_len - self.max_new_tokens} prompt positions")
+            raise ValueError(
+                f"batch {rows} x {width} does not fit the decoder's {self.batch_size} x "
+                f"{self.cache_len - self.max_new_tokens} prompt positions"
+            )
         if rows < self.batch_size:  # fill the fixed batch with copies of the last row, dropped below
             fill = self.batch_size - rows
             ids = torch.cat([ids, ids[-1:].expand(fill, -1)])

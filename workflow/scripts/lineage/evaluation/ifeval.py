@@ -88,8 +88,9 @@ def literal_character(instruction_id: str, kwargs: Mapping[str, Any]) -> str | N
     return None if letter in string.ascii_lowercase else letter
 
 
-def build_instruction(instruction_id: str, kwargs: Mapping[str, Any] | None, prompt: str, *, seed: str = "",
-                      as_lm_eval: bool = False):
+def build_instruction(
+    instruction_id: str, kwargs: Mapping[str, Any] | None, prompt: str, *, seed: str = "", as_lm_eval: bool = False
+):
     """lm-eval's checker for one instruction, built under `seed`; `as_lm_eval` keeps lm-eval's random
     letter for a non-letter (to measure how its verdicts vary), otherwise that character is counted."""
     checkers = registry()
@@ -119,8 +120,10 @@ def lm_eval_draws(instruction_id: str, kwargs_json: str, prompt: str) -> tuple |
     """LM_EVAL_DRAWS builds as lm-eval makes them, under different seeds; None when they are all the
     same instruction (lm-eval's verdict does not depend on chance). Cached: one item, many responses."""
     kwargs = json.loads(kwargs_json)
-    builds = tuple(build_instruction(instruction_id, kwargs, prompt, seed=f"draw{k}", as_lm_eval=True)
-                   for k in range(LM_EVAL_DRAWS))
+    builds = tuple(
+        build_instruction(instruction_id, kwargs, prompt, seed=f"draw{k}", as_lm_eval=True)
+        for k in range(LM_EVAL_DRAWS)
+    )
     if len({json.dumps(b.get_instruction_args() or {}, sort_keys=True, default=str) for b in builds}) == 1:
         return None
     return builds
@@ -145,8 +148,7 @@ def check_response(item: Mapping[str, Any], response: str) -> dict[str, list]:
         loose.append(verdict[1])
         rate = lm_eval_pass_rate(instruction_id, kwargs, item["prompt"], response)
         if rate is not None:
-            chance.append({"instruction": index, "id": instruction_id, "ours": verdict[0],
-                           "lm_eval_pass_rate": rate})
+            chance.append({"instruction": index, "id": instruction_id, "ours": verdict[0], "lm_eval_pass_rate": rate})
     return {"strict": strict, "loose": loose, "lm_eval_chance": chance}
 
 

@@ -20,6 +20,7 @@ from lineage.io import DataError, read_jsonl
 
 PART_NAMES = ("A", "B", "C")
 
+
 def benchmark_of(name: str) -> Benchmark:
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; expected one of {', '.join(BENCHMARKS)}")

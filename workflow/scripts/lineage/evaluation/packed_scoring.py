@@ -165,15 +165,20 @@ def packed_loglikelihood(
     with attention_for_packing(model) as varlen:
         for members in first_fit(lengths, pack_tokens):
             pack = build_pack(members, prepared, pad_id)
-            batch = {"input_ids": pack.input_ids, "position_ids": pack.position_ids, "cu_seq_lens": pack.cu_seq_lens,
-                     "seq_idx": seq_idx_from_cu_seq_lens(pack.cu_seq_lens, pack.input_ids.shape[1])}
+            batch = {
+                "input_ids": pack.input_ids,
+                "position_ids": pack.position_ids,
+                "cu_seq_lens": pack.cu_seq_lens,
+                "seq_idx": seq_idx_from_cu_seq_lens(pack.cu_seq_lens, pack.input_ids.shape[1]),
+            }
             batch = {key: _to(value, device) for key, value in batch.items()} | {"longest": pack.longest}
             hidden = backbone(**backbone_inputs(batch, boundaries, varlen)).last_hidden_state[0]
             picked = hidden.index_select(0, _to(pack.scored, device))
             targets = _to(pack.targets, device)
             for a in range(0, targets.numel(), chunk_tokens):
-                chunk_logprobs, chunk_hits = target_logprobs(head(picked[a : a + chunk_tokens]),
-                                                             targets[a : a + chunk_tokens])
+                chunk_logprobs, chunk_hits = target_logprobs(
+                    head(picked[a : a + chunk_tokens]), targets[a : a + chunk_tokens]
+                )
                 logprobs.append(chunk_logprobs)
                 hits.append(chunk_hits)
             order += members

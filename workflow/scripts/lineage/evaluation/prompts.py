@@ -17,6 +17,7 @@ from pathlib import Path
 from lineage.chat import load_bundle
 from lineage.checkpoint import CheckpointError
 
+
 class ChatRenderer:
     """Render conversations with a checkpoint's template and system prompt, and tokenize them."""
 

@@ -128,7 +128,21 @@ def paired(ours: Sequence[float], reference: Sequence[float]) -> Paired:
     low, high = (float(x) for x in np.quantile(_bootstrap_means(differences), [0.025, 0.975]))
     if binary(ours) and binary(reference):
         only_ours, only_ref = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
-        return Paired(float(differences.mean()), low, high, len(a), mcnemar_exact(only_ours, only_ref), "mcnemar",
-                      only_ours + only_ref)
-    return Paired(float(differences.mean()), low, high, len(a), sign_flip_p(differences), "permutation",
-                  int((differences != 0).sum()))
+        return Paired(
+            float(differences.mean()),
+            low,
+            high,
+            len(a),
+            mcnemar_exact(only_ours, only_ref),
+            "mcnemar",
+            only_ours + only_ref,
+        )
+    return Paired(
+        float(differences.mean()),
+        low,
+        high,
+        len(a),
+        sign_flip_p(differences),
+        "permutation",
+        int((differences != 0).sum()),
+    )

@@ -46,8 +46,11 @@ class Row:
 
 
 # The card's rows, in its order, from the benchmark registry.
-ROWS = tuple(Row(r.label, r.card_label, b.name, r.parts, r.percent, r.metric, r.value)
-             for b in BENCHMARKS.values() for r in b.rows)
+ROWS = tuple(
+    Row(r.label, r.card_label, b.name, r.parts, r.percent, r.metric, r.value)
+    for b in BENCHMARKS.values()
+    for r in b.rows
+)
 WHOLE_SET = {r.benchmark for r in ROWS if r.parts == (None,)}
 CARD_COLUMNS = {
     "Stage-1 dpo4/124": "stage1",
@@ -77,9 +80,9 @@ def load_results_and_records(
             data = json.loads(Path(path).read_text())
         except (OSError, json.JSONDecodeError) as err:
             raise DataError(f"{path}: unreadable result JSON ({err})") from None
-        for field in ("benchmark", "run", "score"):
-            if data.get(field) is None:
-                raise DataError(f"{path}: result has no {field!r}")
+        for key in ("benchmark", "run", "score"):
+            if data.get(key) is None:
+                raise DataError(f"{path}: result has no {key!r}")
         part = data.get("part")
         if data["benchmark"] in WHOLE_SET and part == "A":
             part = None  # degen and margin are one item set; a rule may still call it part A
@@ -236,8 +239,9 @@ def row_label(row: Row, table: Mapping[tuple[str, str], Cell], columns: Sequence
 
 
 def interval_text(row: Row, cell: Cell) -> str:
-    return " / ".join(f"{fmt(row, e.low)}..{fmt(row, e.high)}" if e else MISSING
-                      for e in (cell.estimates or [None] * len(cell.ours)))
+    return " / ".join(
+        f"{fmt(row, e.low)}..{fmt(row, e.high)}" if e else MISSING for e in (cell.estimates or [None] * len(cell.ours))
+    )
 
 
 def to_tsv(table, columns: Sequence[str], with_card: bool) -> str:
@@ -292,32 +296,66 @@ def paired_rows(table, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def paired_markdown(table, columns: Sequence[str]) -> str:
-    lines = ["| column | vs | metric | difference [95% interval] | shared n | changed | exact test | |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| column | vs | metric | difference [95% interval] | shared n | changed | exact test | |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for entry in paired_rows(table, columns):
         row, result = entry["row"], entry["paired"]
         metric = row.label.replace("A / B", entry["part"]) if len(row.parts) > 1 else row.label
         mark = "within noise" if result.within_noise else "**differs**"
-        lines.append(f"| {entry['column']} | {entry['reference']} | {metric} | {fmt(row, result.diff, signed=True)} "
-                     f"[{fmt(row, result.low, signed=True)}, {fmt(row, result.high, signed=True)}] | {result.n} | "
-                     f"{result.discordant} | {result.test} p {result.p:.3g} | {mark} |")
+        lines.append(
+            f"| {entry['column']} | {entry['reference']} | {metric} | {fmt(row, result.diff, signed=True)} "
+            f"[{fmt(row, result.low, signed=True)}, {fmt(row, result.high, signed=True)}] | {result.n} | "
+            f"{result.discordant} | {result.test} p {result.p:.3g} | {mark} |"
+        )
     if len(lines) == 2:
         return ""
-    return ("Paired differences on the shared items (column - reference; the references are each column's parents "
-            "in the lineage and the published model). Exact tests: McNemar's for accuracies (changed = items whose "
-            f"verdict flipped), a sign-flip permutation test for means; within noise = p >= {stats.ALPHA}.\n\n"
-            + "\n".join(lines) + "\n")
+    return (
+        "Paired differences on the shared items (column - reference; the references are each column's parents "
+        "in the lineage and the published model). Exact tests: McNemar's for accuracies (changed = items whose "
+        f"verdict flipped), a sign-flip permutation test for means; within noise = p >= {stats.ALPHA}.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def to_paired_tsv(table, columns: Sequence[str]) -> str:
-    header = ["column", "reference", "metric", "part", "diff", "ci95_low", "ci95_high", "shared_n", "changed",
-              "test", "p", "within_noise"]
+    header = [
+        "column",
+        "reference",
+        "metric",
+        "part",
+        "diff",
+        "ci95_low",
+        "ci95_high",
+        "shared_n",
+        "changed",
+        "test",
+        "p",
+        "within_noise",
+    ]
     lines = ["\t".join(header)]
     for entry in paired_rows(table, columns):
         row, result = entry["row"], entry["paired"]
-        lines.append("\t".join([entry["column"], entry["reference"], row.label, entry["part"] or "", fmt(row, result.diff),
-                                fmt(row, result.low), fmt(row, result.high), str(result.n), str(result.discordant),
-                                result.test, f"{result.p:.4g}", str(result.within_noise).lower()]))
+        lines.append(
+            "\t".join(
+                [
+                    entry["column"],
+                    entry["reference"],
+                    row.label,
+                    entry["part"] or "",
+                    fmt(row, result.diff),
+                    fmt(row, result.low),
+                    fmt(row, result.high),
+                    str(result.n),
+                    str(result.discordant),
+                    result.test,
+                    f"{result.p:.4g}",
+                    str(result.within_noise).lower(),
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -344,16 +382,28 @@ def plot(table, columns: Sequence[str], with_card: bool, path: str | os.PathLike
                 continue
             if estimate is not None:
                 below, above = max(0.0, value - estimate.low), max(0.0, estimate.high - value)  # float noise
-                ax.errorbar(value, y, xerr=[[below], [above]], fmt="o", color="#4C72B0",
-                            ecolor="#4C72B0", elinewidth=1.2, capsize=2, markersize=4)
+                ax.errorbar(
+                    value,
+                    y,
+                    xerr=[[below], [above]],
+                    fmt="o",
+                    color="#4C72B0",
+                    ecolor="#4C72B0",
+                    elinewidth=1.2,
+                    capsize=2,
+                    markersize=4,
+                )
             else:
                 ax.plot(value, y, "o", color="#4C72B0", markersize=4)
             if with_card and cell.card and cell.card[i] is not None:
                 ax.plot(cell.card[i], y, "D", color="#DD8452", markersize=4, label="card")
         counts = sorted({cell.n[i] for cell in cells if cell.n[i] is not None})
         title = row.label.replace("A / B", part) if len(row.parts) > 1 else row.label
-        n_text = f"n {counts[0]}" if len(counts) == 1 else ("n " + "-".join(map(str, (counts[0], counts[-1])))
-                                                            if counts else "")
+        n_text = (
+            f"n {counts[0]}"
+            if len(counts) == 1
+            else ("n " + "-".join(map(str, (counts[0], counts[-1]))) if counts else "")
+        )
         ax.set_title(f"{title} ({n_text})" if n_text else title, fontsize=9)
         ax.set_yticks(ys, columns, fontsize=7)
         ax.set_ylim(-0.7, len(columns) - 0.3)

@@ -31,8 +31,9 @@ def score_requests(model, requests, opts: RunOptions, pad_id: int) -> list[Score
     """Log-likelihood of each (context, continuation): packed when opts.pack_tokens, else padded batches."""
     if opts.pack_tokens:
         return packed_loglikelihood(model, requests, pack_tokens=opts.pack_tokens, pad_id=pad_id)
-    return loglikelihood(model, requests, batch_size=opts.batch_size, pad_id=pad_id,
-                         max_batch_tokens=opts.max_batch_tokens)
+    return loglikelihood(
+        model, requests, batch_size=opts.batch_size, pad_id=pad_id, max_batch_tokens=opts.max_batch_tokens
+    )
 
 
 def generate(model, chat: ChatRenderer, conversations: Sequence[list[dict]], opts: RunOptions, benchmark: Benchmark):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage.checkpoint import LINEAGE_NAME, TOKENIZER_FILES, CONFIG_NAME, init_root, read_lineage
+from lineage.checkpoint import CONFIG_NAME, LINEAGE_NAME, TOKENIZER_FILES, init_root, read_lineage
 from lineage.io import sha256_file
 from lineage.shards import CheckpointError, TensorEntry, read_header, shown_dtype, weight_map
 
@@ -27,8 +27,16 @@ CONFIG_IGNORED = frozenset(
     {"_name_or_path", "_commit_hash", "transformers_version", "dtype", "torch_dtype", "use_cache"}
 )
 # Files that must be identical: the soup serves one tokenizer, chat template and system prompt.
-MATCHED_FILES = (*TOKENIZER_FILES, "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
-                 "chat_template.jinja", "chat_template.json", "system_prompt.txt")
+MATCHED_FILES = (
+    *TOKENIZER_FILES,
+    "tokenizer.model",
+    "vocab.json",
+    "merges.txt",
+    "added_tokens.json",
+    "chat_template.jinja",
+    "chat_template.json",
+    "system_prompt.txt",
+)
 # Files copied from the first parent; a difference is reported, not refused (sampling defaults only).
 NOTED_FILES = ("generation_config.json", "serving_config.json")
 WEIGHT_TOLERANCE = 1e-6
@@ -70,11 +78,15 @@ def check_weights(weights: Sequence[float] | None, count: int, allow_unnormalize
     if not allow_unnormalized:
         total = sum(weights)
         if abs(total - 1.0) > WEIGHT_TOLERANCE:
-            raise SoupError(f"weights {weights} sum to {total:.9g}, not 1 (tolerance {WEIGHT_TOLERANCE:g}); "
-                            "rescale them, or pass --allow-unnormalized to scale the model on purpose")
+            raise SoupError(
+                f"weights {weights} sum to {total:.9g}, not 1 (tolerance {WEIGHT_TOLERANCE:g}); "
+                "rescale them, or pass --allow-unnormalized to scale the model on purpose"
+            )
         if min(weights) < 0:
-            raise SoupError(f"weights {weights} include a negative weight, which extrapolates beyond the parents; "
-                            "pass --allow-unnormalized to do that on purpose")
+            raise SoupError(
+                f"weights {weights} include a negative weight, which extrapolates beyond the parents; "
+                "pass --allow-unnormalized to do that on purpose"
+            )
     return weights
 
 
@@ -135,8 +147,10 @@ def config_differences(a: Any, b: Any, prefix: str = "") -> list[str]:
                 continue
             path = f"{prefix}{key}"
             if key not in a or key not in b:
-                found.append(f"{path}: {'missing' if key not in a else repr(a[key])} vs "
-                             f"{'missing' if key not in b else repr(b[key])}")
+                found.append(
+                    f"{path}: {'missing' if key not in a else repr(a[key])} vs "
+                    f"{'missing' if key not in b else repr(b[key])}"
+                )
             else:
                 found += config_differences(a[key], b[key], path + ".")
         return found
@@ -197,8 +211,10 @@ def check_files(parents: Sequence[Parent]) -> list[str]:
             if differs is None:
                 continue
             if name in NOTED_FILES:
-                notes.append(f"{name} of {other.name} differs from {parents[0].name} ({differs}); "
-                             f"the soup keeps {parents[0].name}'s")
+                notes.append(
+                    f"{name} of {other.name} differs from {parents[0].name} ({differs}); "
+                    f"the soup keeps {parents[0].name}'s"
+                )
                 continue
             raise SoupError(
                 f"{name} of {parents[0].name} and {other.name} differ: {differs}. A soup serves one tokenizer, "
@@ -214,8 +230,10 @@ def read_layout(directory: Path) -> dict[str, tuple[str, TensorEntry]]:
     layout = {}
     for name, shard in mapping.items():
         if name not in headers[shard]:
-            raise CheckpointError(f"{directory / shard}: the index maps {name} to this shard, which lacks it; "
-                                  "the index and the shards disagree. Rebuild the checkpoint.")
+            raise CheckpointError(
+                f"{directory / shard}: the index maps {name} to this shard, which lacks it; "
+                "the index and the shards disagree. Rebuild the checkpoint."
+            )
         layout[name] = (shard, headers[shard][name])
     for shard, entries in headers.items():
         unlisted = sorted(set(entries) - set(mapping))
@@ -252,8 +270,10 @@ def check_tensors(parents: Sequence[Parent]) -> None:
     for other in parents[1:]:
         found = tensor_differences(parents[0], other)
         if found:
-            raise SoupError(f"tensors of {parents[0].name} and {other.name} differ: {'; '.join(found)}. "
-                            "Only checkpoints with the same tensor names, shapes and dtypes can be averaged.")
+            raise SoupError(
+                f"tensors of {parents[0].name} and {other.name} differ: {'; '.join(found)}. "
+                "Only checkpoints with the same tensor names, shapes and dtypes can be averaged."
+            )
 
 
 def _listed(items: Sequence[str]) -> str:

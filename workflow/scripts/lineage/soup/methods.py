@@ -16,8 +16,9 @@ import numpy as np
 Method = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.floating], np.ndarray, np.ndarray], None]
 
 
-def linear(out: np.ndarray, sources: Sequence[np.ndarray], weights: Sequence[np.floating],
-                 acc: np.ndarray, tmp: np.ndarray) -> None:
+def linear(
+    out: np.ndarray, sources: Sequence[np.ndarray], weights: Sequence[np.floating], acc: np.ndarray, tmp: np.ndarray
+) -> None:
     """out = w0*s0 + w1*s1 + ..., computed in acc's dtype and rounded once into out's dtype.
 
     Flat arrays no longer than the scratch buffers acc and tmp; `weights` in acc's dtype. Each

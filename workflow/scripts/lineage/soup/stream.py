@@ -76,8 +76,13 @@ def read_order(parents: Sequence[Parent]) -> list[str]:
     return sorted(parents[0].layout, key=key)
 
 
-def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Sequence[float] | None,
-                    allow_unnormalized: bool = False, *, verify: str = "stat") -> list[Parent]:
+def prepare_parents(
+    specs: Sequence[tuple[str, str | os.PathLike]],
+    weights: Sequence[float] | None,
+    allow_unnormalized: bool = False,
+    *,
+    verify: str = "stat",
+) -> list[Parent]:
     """Run every check on the parents' lineage, configs and shard headers; return them ready to average.
 
     Every file but the weight shards is hashed here. Which shards to hash is decided here too
@@ -110,11 +115,20 @@ def prepare_parents(specs: Sequence[tuple[str, str | os.PathLike]], weights: Seq
     return parents
 
 
-def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.PathLike, *, run: str,
-              weights: Sequence[float] | None = None, allow_unnormalized: bool = False,
-              max_shard_bytes: int = 1024**3, progress: bool | None = None,
-              log: Callable[[str], None] = lambda message: None, block_bytes: int = READ_BYTES,
-              verify: str = "stat", method: str = DEFAULT) -> dict[str, Any]:
+def make_soup(
+    specs: Sequence[tuple[str, str | os.PathLike]],
+    out: str | os.PathLike,
+    *,
+    run: str,
+    weights: Sequence[float] | None = None,
+    allow_unnormalized: bool = False,
+    max_shard_bytes: int = 1024**3,
+    progress: bool | None = None,
+    log: Callable[[str], None] = lambda message: None,
+    block_bytes: int = READ_BYTES,
+    verify: str = "stat",
+    method: str = DEFAULT,
+) -> dict[str, Any]:
     """Average checkpoints `specs` [(name, directory), ...] into `out`; return its lineage record.
 
     Every parent is checked before any weight is read; its shards are verified against the
@@ -130,8 +144,9 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
     if method not in METHODS:
         raise SoupError(f"unknown soup method {method!r}; known: {', '.join(METHODS)}")
     if block_bytes <= 0 or block_bytes % 8 or block_bytes > READ_BYTES:
-        raise ValueError(f"block_bytes={block_bytes} must be a positive multiple of 8 (the widest element), "
-                         f"at most {READ_BYTES}")
+        raise ValueError(
+            f"block_bytes={block_bytes} must be a positive multiple of 8 (the widest element), at most {READ_BYTES}"
+        )
     for _, directory in specs:
         here, there = Path(directory).resolve(), out.resolve()
         if here == there or here in there.parents or there in here.parents:
@@ -144,27 +159,54 @@ def make_soup(specs: Sequence[tuple[str, str | os.PathLike]], out: str | os.Path
     phases = {"check": time.time() - started}
     with atomic_path(out) as tmp:
         tmp.mkdir()
-        writer, opens = stream_average(parents, tmp, run=run, method=method, max_shard_bytes=max_shard_bytes,
-                                       block_bytes=block_bytes, progress=progress)
+        writer, opens = stream_average(
+            parents,
+            tmp,
+            run=run,
+            method=method,
+            max_shard_bytes=max_shard_bytes,
+            block_bytes=block_bytes,
+            progress=progress,
+        )
         phases["average_and_verify"] = time.time() - started - phases["check"]
         copy_companion_files(parents[0].directory, tmp, (CONFIG_NAME, *MATCHED_FILES, *BUNDLE_FILES))
         record = lineage_record(
-            run=run, kind="soup", root=root,
+            run=run,
+            kind="soup",
+            root=root,
             parents=[{**parent_entry(p.name, p.directory), "weight": p.weight} for p in parents],
-            recipe={"method": method, "parents": [p.name for p in parents], "weights": [p.weight for p in parents],
-                    "allow_unnormalized": allow_unnormalized, "accumulate_dtype": "float32"},
-            started=started, weights=[p.weight for p in parents],
-            tensors=len(parents[0].layout), total_bytes=writer.total_bytes, shard_opens=opens, notes=notes,
-            parent_shards_verified={p.name: {"by_content": sorted(p.hash_while_streaming), "by_stat": p.trusted_by_stat}
-                                    for p in parents},
+            recipe={
+                "method": method,
+                "parents": [p.name for p in parents],
+                "weights": [p.weight for p in parents],
+                "allow_unnormalized": allow_unnormalized,
+                "accumulate_dtype": "float32",
+            },
+            started=started,
+            weights=[p.weight for p in parents],
+            tensors=len(parents[0].layout),
+            total_bytes=writer.total_bytes,
+            shard_opens=opens,
+            notes=notes,
+            parent_shards_verified={
+                p.name: {"by_content": sorted(p.hash_while_streaming), "by_stat": p.trusted_by_stat} for p in parents
+            },
             phase_s={key: round(value, 3) for key, value in phases.items()},
         )
         record = write_lineage(tmp, record, known_sha256=writer.sha256)
     return record
 
 
-def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, method: str, max_shard_bytes: int,
-                   block_bytes: int, progress: bool | None) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
+def stream_average(
+    parents: Sequence[Parent],
+    directory: Path,
+    *,
+    run: str,
+    method: str,
+    max_shard_bytes: int,
+    block_bytes: int,
+    progress: bool | None,
+) -> tuple[ShardWriter, dict[str, dict[str, int]]]:
     """Write `method`'s combination of `parents` as shards into `directory`.
 
     Returns the closed writer (its `sha256` and `total_bytes`) and how often each parent shard
@@ -178,22 +220,30 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, meth
     combine = METHODS[method]
     hashed: collections.deque[list[Future[None]]] = collections.deque()  # per block, oldest first
     step = min(block_bytes, COMPUTE_BYTES)  # elements per slice: as many as a slice of 1-byte parents holds
-    scratch = {wide: (np.empty(step, dtype=wide), np.empty(step, dtype=wide),
-                      [wide(p.weight) for p in parents])
-               for wide in (np.float32, np.float64)}
+    scratch = {
+        wide: (np.empty(step, dtype=wide), np.empty(step, dtype=wide), [wide(p.weight) for p in parents])
+        for wide in (np.float32, np.float64)
+    }
     layout = parents[0].layout
     with contextlib.ExitStack() as stack:
         readers = [stack.enter_context(ShardReader(p.directory, _headers(p))) for p in parents]
-        verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.hash_while_streaming))
-                     for p in parents]
+        verifiers = [stack.enter_context(StreamingVerifier(p.directory, p.hash_while_streaming)) for p in parents]
         current: list[str | None] = [None] * len(parents)
         # One compute thread, on cache-sized slices. The writer's two threads write and hash
         # finished staging buffers, each parent's verifier thread hashes that parent's blocks.
         stack.enter_context(np.errstate(all="ignore"))  # inf and NaN weights average as IEEE says, silently
         writer = stack.enter_context(ShardWriter(directory, max_shard_bytes=max_shard_bytes, background=True))
         total = sum(entry.nbytes for _, entry in layout.values())
-        bar = stack.enter_context(tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=run,
-                                       disable=None if progress is None else not progress))
+        bar = stack.enter_context(
+            tqdm(
+                total=total,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=run,
+                disable=None if progress is None else not progress,
+            )
+        )
         order = writer.plan([(name, layout[name][1].dtype, layout[name][1].shape) for name in read_order(parents)])
         for name in order:
             entry = layout[name][1]
@@ -208,8 +258,10 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, meth
             for begin in range(0, entry.nbytes, block_bytes):
                 size = min(block_bytes, entry.nbytes - begin)
                 views = [reader.view(name, begin, size) for reader in readers]
-                futures = [verifier.feed(parent.layout[name][0], parent.layout[name][1].start + begin, view)
-                           for verifier, view, parent in zip(verifiers, views, parents, strict=True)]
+                futures = [
+                    verifier.feed(parent.layout[name][0], parent.layout[name][1].start + begin, view)
+                    for verifier, view, parent in zip(verifiers, views, parents, strict=True)
+                ]
                 hashed.append([future for future in futures if future is not None])
                 while len(hashed) > VERIFY_AHEAD:  # bound how far the verifiers lag (and raise a mismatch early)
                     for future in hashed.popleft():
@@ -218,8 +270,9 @@ def stream_average(parents: Sequence[Parent], directory: Path, *, run: str, meth
                 target = writer.claim(size, dtype.itemsize).view(dtype)
                 if entry.is_float:
                     for at in range(0, target.size, step):
-                        combine(target[at:at + step], [source[at:at + step] for source in sources], factors,
-                                     acc, part)
+                        combine(
+                            target[at : at + step], [source[at : at + step] for source in sources], factors, acc, part
+                        )
                 else:
                     _check_equal(name, parents, sources)
                     target[:] = sources[0]
@@ -240,5 +293,7 @@ def _check_equal(name: str, parents: Sequence[Parent], sources: Sequence[np.ndar
     """Integer and bool tensors (buffers, masks) cannot be averaged; they must be identical."""
     for parent, source in zip(parents[1:], sources[1:], strict=True):
         if not np.array_equal(source, sources[0]):
-            raise SoupError(f"{name} is a {sources[0].dtype.name} tensor, which is copied rather than averaged, "
-                            f"but {parents[0].name} and {parent.name} hold different values")
+            raise SoupError(
+                f"{name} is a {sources[0].dtype.name} tensor, which is copied rather than averaged, "
+                f"but {parents[0].name} and {parent.name} hold different values"
+            )

@@ -48,36 +48,62 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     io.add_argument("--init", type=Path, required=True, help="parent checkpoint (verified against its lineage.json)")
     io.add_argument("--data", action="append", required=True, help="JSONL training file (repeatable)")
     io.add_argument("--out", type=Path, required=True, help="output checkpoint directory (written atomically)")
-    io.add_argument("--state-dir", type=Path, default=None,
-                    help="resumable state, outside --out (empty = no state saved or resumed)")
+    io.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="resumable state, outside --out (empty = no state saved or resumed)",
+    )
     io.add_argument("--run", default=None, help="run name in lineage.json (default: the --out folder name)")
     io.add_argument("--metrics", type=Path, default=None, help="metrics.jsonl, one JSON line per step")
     io.add_argument("--lineage-extra", type=json_object, default={}, help="JSON object merged into lineage.json")
     distributed = parser.add_argument_group("distributed (changes the weights by float rounding only)")
-    distributed.add_argument("--sharding", choices=SHARDINGS, default="full",
-                             help="full: shard over every rank; hybrid: shard within a node (LOCAL_WORLD_SIZE ranks), "
-                                  "replicate across nodes")
-    distributed.add_argument("--accumulate", choices=ACCUMULATIONS, default="sharded",
-                             help="sharded: weights resharded and gradients reduced after every micro-batch (least "
-                                  "memory); unsharded: a step's micro-batches share one all-gather and one reduction, "
-                                  "every rank holding all weights in bf16 and all gradients in fp32 meanwhile (faster "
-                                  "where that fits, e.g. on one GPU)")
-    distributed.add_argument("--expert-parallel", type=int, default=1, metavar="E",
-                             help="split each MoE layer's routed experts over E ranks of a node, tokens sent to "
-                                  "them by all-to-all (1: FSDP shards the experts like every other weight)")
+    distributed.add_argument(
+        "--sharding",
+        choices=SHARDINGS,
+        default="full",
+        help="full: shard over every rank; hybrid: shard within a node (LOCAL_WORLD_SIZE ranks), "
+        "replicate across nodes",
+    )
+    distributed.add_argument(
+        "--accumulate",
+        choices=ACCUMULATIONS,
+        default="sharded",
+        help="sharded: weights resharded and gradients reduced after every micro-batch (least "
+        "memory); unsharded: a step's micro-batches share one all-gather and one reduction, "
+        "every rank holding all weights in bf16 and all gradients in fp32 meanwhile (faster "
+        "where that fits, e.g. on one GPU)",
+    )
+    distributed.add_argument(
+        "--expert-parallel",
+        type=int,
+        default=1,
+        metavar="E",
+        help="split each MoE layer's routed experts over E ranks of a node, tokens sent to "
+        "them by all-to-all (1: FSDP shards the experts like every other weight)",
+    )
     runtime = parser.add_argument_group("runtime (never changes the weights)")
     runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
     runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")
-    runtime.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                         help="cpu: gloo; cuda: nccl (auto: cuda when torch sees a GPU)")
-    runtime.add_argument("--peak-flops", type=float, default=None,
-                         help="peak FLOP/s per device for MFU (default: table for H100/H200/A100; n/a on CPU)")
+    runtime.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="cpu: gloo; cuda: nccl (auto: cuda when torch sees a GPU)",
+    )
+    runtime.add_argument(
+        "--peak-flops",
+        type=float,
+        default=None,
+        help="peak FLOP/s per device for MFU (default: table for H100/H200/A100; n/a on CPU)",
+    )
     add_recipe_arguments(parser, cls)
     return parser
 
 
-def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe], argv: list[str] | None = None,
-                        extras: tuple[str, ...] = ()) -> tuple[JobOptions, TrainRecipe]:
+def parse_training_args(
+    parser: argparse.ArgumentParser, cls: type[TrainRecipe], argv: list[str] | None = None, extras: tuple[str, ...] = ()
+) -> tuple[JobOptions, TrainRecipe]:
     """(job options, recipe); bad values end the program with the flag's name. `extras`: the dests of the
     flags the trainer added to `training_parser`'s."""
     args = parser.parse_args(argv)
@@ -88,11 +114,15 @@ def parse_training_args(parser: argparse.ArgumentParser, cls: type[TrainRecipe],
     if args.save_every and args.state_dir is None:
         parser.error("--save-every needs --state-dir (a folder outside --out for the resumable state)")
     if args.state_dir is not None and Path(args.state_dir).resolve().is_relative_to(Path(args.out).resolve()):
-        parser.error(f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is "
-                     "replaced whole")
+        parser.error(
+            f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is replaced whole"
+        )
     fields = {f.name for f in dataclasses.fields(JobOptions)} - {"extras", "data"}
-    options = JobOptions(**{name: getattr(args, name) for name in fields}, data=tuple(args.data),
-                         extras={name: getattr(args, name) for name in extras})
+    options = JobOptions(
+        **{name: getattr(args, name) for name in fields},
+        data=tuple(args.data),
+        extras={name: getattr(args, name) for name in extras},
+    )
     return options, recipe
 
 

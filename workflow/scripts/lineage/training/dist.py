@@ -72,8 +72,9 @@ def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
     if rank != 0:
         quiet_third_party_warnings()
     local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
-    return DistEnv(rank=rank, world_size=world_size, local_rank=local_rank, device=dev,
-                   local_world_size=local_world_size)
+    return DistEnv(
+        rank=rank, world_size=world_size, local_rank=local_rank, device=dev, local_world_size=local_world_size
+    )
 
 
 def describe_world(env: DistEnv, sharding: str) -> str:

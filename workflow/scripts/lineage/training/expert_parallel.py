@@ -31,7 +31,6 @@ import torch.distributed as dist
 import torch.distributed.nn.functional as dist_nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
-
 from transformers.integrations.moe import _grouped_linear
 
 from lineage.modeling import routed_experts
@@ -43,8 +42,11 @@ class ExpertParallelError(ValueError):
 
 def expert_modules(model: torch.nn.Module) -> list[torch.nn.Module]:
     """transformers' routed-expert modules (`*Experts`, weights stored as 3-D tensors)."""
-    return [m for m in model.modules() if type(m).__name__.endswith("Experts")
-            and any(p.dim() == 3 for p in m.parameters(recurse=False))]
+    return [
+        m
+        for m in model.modules()
+        if type(m).__name__.endswith("Experts") and any(p.dim() == 3 for p in m.parameters(recurse=False))
+    ]
 
 
 def check_degree(config, degree: int, world_size: int, local_world_size: int) -> None:
@@ -54,11 +56,16 @@ def check_degree(config, degree: int, world_size: int, local_world_size: int) ->
     experts = routed_experts(config)
     if not experts:
         raise ExpertParallelError(f"expert_parallel {degree}: the model has no routed experts; set it to 1")
-    for what, count in (("routed experts of a layer", experts), ("ranks", world_size),
-                        ("ranks of a node", local_world_size)):
+    for what, count in (
+        ("routed experts of a layer", experts),
+        ("ranks", world_size),
+        ("ranks of a node", local_world_size),
+    ):
         if count % degree:
-            raise ExpertParallelError(f"expert_parallel {degree} does not divide the {count} {what}; "
-                                      f"choose a divisor of {experts} that divides the GPUs of a node")
+            raise ExpertParallelError(
+                f"expert_parallel {degree} does not divide the {count} {what}; "
+                f"choose a divisor of {experts} that divides the GPUs of a node"
+            )
 
 
 def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:
@@ -70,9 +77,10 @@ def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:
             if param.dim() != 3:
                 continue
             per_rank = param.shape[0] // degree
-            local = param.detach()[rank * per_rank:(rank + 1) * per_rank]
-            shared = DTensor.from_local(local, ep_mesh, [Shard(0)], run_check=False,
-                                        shape=param.shape, stride=param.stride())
+            local = param.detach()[rank * per_rank : (rank + 1) * per_rank]
+            shared = DTensor.from_local(
+                local, ep_mesh, [Shard(0)], run_check=False, shape=param.shape, stride=param.stride()
+            )
             module.register_parameter(name, torch.nn.Parameter(shared, requires_grad=param.requires_grad))
         module.local_forward = type(module).forward
         module.forward = types.MethodType(dispatched_forward, module)
@@ -92,8 +100,9 @@ class _LocalExperts(torch.nn.Module):
         self.num_experts = experts
 
 
-def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
-                       top_k_weights: torch.Tensor) -> torch.Tensor:
+def dispatched_forward(
+    self, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
+) -> torch.Tensor:
     tokens, top_k = top_k_index.shape
     experts, degree = self.num_experts, self.ep_degree
     per_rank = experts // degree
@@ -110,18 +119,25 @@ def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Ten
     splits = torch.stack([sent_per_expert.view(degree, per_rank).sum(1), got.sum(1)]).tolist()  # one host read
     send, receive = splits
 
-    arrived = dist_nn.all_to_all_single(hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
-                                        hidden_states[token], receive, send, group=self.ep_group)
+    arrived = dist_nn.all_to_all_single(
+        hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
+        hidden_states[token],
+        receive,
+        send,
+        group=self.ep_group,
+    )
     # rows arrive by source rank, each source's rows by local expert: group them by expert (one source:
     # they already are)
     by_expert = None
     if degree > 1:
-        local_expert = torch.repeat_interleave(torch.arange(per_rank, device=got.device).repeat(degree),
-                                               got.reshape(-1))
+        local_expert = torch.repeat_interleave(
+            torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1)
+        )
         by_expert = torch.argsort(local_expert, stable=True)
         arrived = arrived[by_expert]
-    weights = {name: param.to_local() for name, param in self.named_parameters(recurse=False)
-               if isinstance(param, DTensor)}
+    weights = {
+        name: param.to_local() for name, param in self.named_parameters(recurse=False) if isinstance(param, DTensor)
+    }
     if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
         computed = _grouped_experts(self, arrived, weights, got.sum(0))
     else:  # the module's own implementation (eager) on the local experts, each row with weight 1
@@ -131,8 +147,9 @@ def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Ten
         computed = self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones)
     if by_expert is not None:
         computed = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
-    returned = dist_nn.all_to_all_single(hidden_states.new_empty(len(token), hidden_states.shape[-1]),
-                                         computed, send, receive, group=self.ep_group)
+    returned = dist_nn.all_to_all_single(
+        hidden_states.new_empty(len(token), hidden_states.shape[-1]), computed, send, receive, group=self.ep_group
+    )
     weighted = returned * top_k_weights[token, slot, None]
     if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
         # as transformers' grouped_mm sums: per token over its slots, in slot order (deterministic, fp32)
@@ -144,16 +161,19 @@ def dispatched_forward(self, hidden_states: torch.Tensor, top_k_index: torch.Ten
     return out.index_add_(0, token, weighted.to(top_k_weights.dtype)).to(hidden_states.dtype)
 
 
-def _grouped_experts(module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor],
-                     counts: torch.Tensor) -> torch.Tensor:
+def _grouped_experts(
+    module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], counts: torch.Tensor
+) -> torch.Tensor:
     """The local experts on rows already grouped by expert: two grouped GEMMs, as transformers' grouped_mm
     computes them, without its own sort and gathers."""
     if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
-        raise ExpertParallelError(f"{type(module).__name__}: expert biases or post-expert norms are not supported "
-                                  "with expert_parallel > 1")
+        raise ExpertParallelError(
+            f"{type(module).__name__}: expert biases or post-expert norms are not supported with expert_parallel > 1"
+        )
     offsets = torch.cumsum(counts, dim=0, dtype=torch.int32)
     gated = getattr(module, "has_gate", False)
-    up = _grouped_linear(rows, weights["gate_up_proj" if gated else "up_proj"], offsets,
-                         is_transposed=module.is_transposed)
+    up = _grouped_linear(
+        rows, weights["gate_up_proj" if gated else "up_proj"], offsets, is_transposed=module.is_transposed
+    )
     up = module._apply_gate(up) if gated else module.act_fn(up)
     return _grouped_linear(up, weights["down_proj"], offsets, is_transposed=module.is_transposed)

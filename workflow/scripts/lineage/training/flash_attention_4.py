@@ -30,7 +30,9 @@ class FlashAttention4Error(RuntimeError):
 
 def installed() -> bool:
     """Whether flash-attn-4 imports here (its kernels live in flash_attn.cute; flash-attn 2 has none)."""
-    return importlib.util.find_spec("flash_attn") is not None and importlib.util.find_spec("flash_attn.cute") is not None
+    return (
+        importlib.util.find_spec("flash_attn") is not None and importlib.util.find_spec("flash_attn.cute") is not None
+    )
 
 
 def refusal(device: torch.device) -> str | None:
@@ -43,8 +45,10 @@ def refusal(device: torch.device) -> str | None:
         return "--packed-attention fa4 needs a CUDA GPU, and torch sees none here"
     major = torch.cuda.get_device_capability(device)[0]
     if major not in ARCHITECTURES:
-        return (f"flash-attn-4 has kernels for Hopper and Blackwell GPUs (compute capability 9.x, 10.x), not "
-                f"{major}.x: use --packed-attention varlen")
+        return (
+            f"flash-attn-4 has kernels for Hopper and Blackwell GPUs (compute capability 9.x, 10.x), not "
+            f"{major}.x: use --packed-attention varlen"
+        )
     return None
 
 
@@ -54,31 +58,89 @@ def window(left: int | None, right: int | None, is_causal: bool) -> tuple[bool, 
     return causal, None if left in (None, -1) else left, None if right in (None, -1) or causal else right
 
 
-def _forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, return_debug_mask, *,
-             scale=None, window_size_left=None, window_size_right=None, **others):
+def _forward(
+    query,
+    key,
+    value,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    return_debug_mask,
+    *,
+    scale=None,
+    window_size_left=None,
+    window_size_right=None,
+    **others,
+):
     """aten._flash_attention_forward for ragged q, k, v of (tokens, heads, dim): (out, lse, rng, unused, mask)."""
     from flash_attn.cute.interface import _flash_attn_fwd
 
     if dropout_p or return_debug_mask or cum_seq_q is None or any(v is not None for v in others.values()):
-        raise RuntimeError("flash-attn-4 here runs varlen attention without dropout, debug masks, paging or "
-                           "per-row key lengths; use --packed-attention varlen for those")
+        raise RuntimeError(
+            "flash-attn-4 here runs varlen attention without dropout, debug masks, paging or "
+            "per-row key lengths; use --packed-attention varlen for those"
+        )
     causal, left, right = window(window_size_left, window_size_right, is_causal)
-    out, lse, *_ = _flash_attn_fwd(query, key, value, cu_seqlens_q=cum_seq_q, cu_seqlens_k=cum_seq_k,
-                                   max_seqlen_q=max_q, max_seqlen_k=max_k, softmax_scale=scale, causal=causal,
-                                   window_size_left=left, window_size_right=right, return_lse=True)
+    out, lse, *_ = _flash_attn_fwd(
+        query,
+        key,
+        value,
+        cu_seqlens_q=cum_seq_q,
+        cu_seqlens_k=cum_seq_k,
+        max_seqlen_q=max_q,
+        max_seqlen_k=max_k,
+        softmax_scale=scale,
+        causal=causal,
+        window_size_left=left,
+        window_size_right=right,
+        return_lse=True,
+    )
     empty = query.new_empty(0)
     return out, lse.contiguous(), torch.zeros(2, dtype=torch.uint64, device=query.device), empty, empty
 
 
-def _backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
-              is_causal, rng_state, unused, *, scale=None, window_size_left=None, window_size_right=None):
+def _backward(
+    grad_out,
+    query,
+    key,
+    value,
+    out,
+    logsumexp,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    rng_state,
+    unused,
+    *,
+    scale=None,
+    window_size_left=None,
+    window_size_right=None,
+):
     from flash_attn.cute.interface import _flash_attn_bwd
 
     causal, left, right = window(window_size_left, window_size_right, is_causal)
-    dq, dk, dv, *_ = _flash_attn_bwd(query, key, value, out, grad_out.contiguous(), logsumexp.contiguous(),
-                                     softmax_scale=scale, causal=causal, window_size_left=left,
-                                     window_size_right=right, cu_seqlens_q=cum_seq_q, cu_seqlens_k=cum_seq_k,
-                                     max_seqlen_q=max_q, max_seqlen_k=max_k)
+    dq, dk, dv, *_ = _flash_attn_bwd(
+        query,
+        key,
+        value,
+        out,
+        grad_out.contiguous(),
+        logsumexp.contiguous(),
+        softmax_scale=scale,
+        causal=causal,
+        window_size_left=left,
+        window_size_right=right,
+        cu_seqlens_q=cum_seq_q,
+        cu_seqlens_k=cum_seq_k,
+        max_seqlen_q=max_q,
+        max_seqlen_k=max_k,
+    )
     return dq, dk, dv
 
 

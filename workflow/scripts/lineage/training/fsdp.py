@@ -73,8 +73,10 @@ def device_mesh(env: DistEnv, sharding: str = "full"):
     if sharding == "full" or local == env.world_size:
         return init_device_mesh(env.device.type, (env.world_size,))
     if env.world_size % local:
-        raise ValueError(f"hybrid sharding needs the same number of ranks on every node; {env.world_size} ranks "
-                         f"do not split into nodes of {local}")
+        raise ValueError(
+            f"hybrid sharding needs the same number of ranks on every node; {env.world_size} ranks "
+            f"do not split into nodes of {local}"
+        )
     return init_device_mesh(env.device.type, (env.world_size // local, local), mesh_dim_names=("replicate", "shard"))
 
 
@@ -83,8 +85,15 @@ def expert_mesh(env: DistEnv, degree: int):
     return init_device_mesh(env.device.type, (env.world_size // degree, degree), mesh_dim_names=("dp_mod_ep", "ep"))
 
 
-def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: bool = False,
-          sharding: str = "full", accumulate: str = "sharded", expert_parallel: int = 1) -> torch.nn.Module:
+def shard(
+    model: torch.nn.Module,
+    env: DistEnv,
+    precision: str,
+    compile_blocks: bool = False,
+    sharding: str = "full",
+    accumulate: str = "sharded",
+    expert_parallel: int = 1,
+) -> torch.nn.Module:
     """fully_shard every block, then the root; reduce by sum.
 
     accumulate unsharded keeps each block's gathered weights from its forward to its backward
@@ -103,13 +112,16 @@ def shard(model: torch.nn.Module, env: DistEnv, precision: str, compile_blocks: 
     if expert_parallel > 1:  # lineage/training/expert_parallel.py: experts split over ep, sharded over the rest
         check_degree(model.config, expert_parallel, env.world_size, env.local_world_size)
         if sharding == "hybrid" and env.local_world_size != env.world_size:
-            raise ExpertParallelError("expert_parallel with hybrid sharding across nodes is not supported; "
-                                      "use sharding: full, or expert_parallel: 1")
+            raise ExpertParallelError(
+                "expert_parallel with hybrid sharding across nodes is not supported; "
+                "use sharding: full, or expert_parallel: 1"
+            )
         ep_mesh = expert_mesh(env, expert_parallel)
         split_experts(model, ep_mesh["ep"])
         for experts in expert_modules(model):
-            fully_shard(experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy,
-                        reshard_after_forward=accumulate == "sharded")
+            fully_shard(
+                experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy, reshard_after_forward=accumulate == "sharded"
+            )
     for block in blocks(model):
         if compile_blocks:
             compile_block(block)

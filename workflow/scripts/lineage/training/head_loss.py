@@ -69,8 +69,9 @@ def _chunked(hidden, weight, targets, chunk_tokens):
     total = hidden.new_zeros((), dtype=torch.promote_types(hidden.dtype, torch.float32))
     for start in range(0, targets.numel(), chunk_tokens):
         end = start + chunk_tokens
-        total = total + checkpoint(_cross_entropy_sum, hidden[start:end], weight, targets[start:end],
-                                   use_reentrant=False)
+        total = total + checkpoint(
+            _cross_entropy_sum, hidden[start:end], weight, targets[start:end], use_reentrant=False
+        )
     return total
 
 
@@ -108,8 +109,14 @@ def _inplace(hidden, weight, targets, chunk_tokens):
     return head_cross_entropy_sum(hidden, weight, targets)
 
 
-_FUNCTIONS: dict[str, Callable] = {"logits": _logits, "chunked": _chunked, "liger": _liger, "cce": _cce,
-                                   "compiled": _compiled, "inplace": _inplace}
+_FUNCTIONS: dict[str, Callable] = {
+    "logits": _logits,
+    "chunked": _chunked,
+    "liger": _liger,
+    "cce": _cce,
+    "compiled": _compiled,
+    "inplace": _inplace,
+}
 IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
 
@@ -121,12 +128,16 @@ def check_available(fused_loss: str, device: torch.device) -> None:
         raise HeadLossError(f"unknown fused loss {fused_loss!r}; choose {', '.join((*PACKAGE_FREE, *KERNEL_PACKAGES))}")
     implementation, package = fused_loss, KERNEL_PACKAGES[fused_loss]
     if device.type != "cuda":
-        raise HeadLossError(f"fused_loss {implementation} runs Triton kernels on CUDA GPUs; on {device.type} "
-                            "set train.speed.fused_loss to none (ce_chunk_tokens bounds the loss memory there)")
+        raise HeadLossError(
+            f"fused_loss {implementation} runs Triton kernels on CUDA GPUs; on {device.type} "
+            "set train.speed.fused_loss to none (ce_chunk_tokens bounds the loss memory there)"
+        )
     if importlib.util.find_spec(package) is None:
         distribution = package.replace("_", "-")
-        raise HeadLossError(f"fused_loss {implementation} needs the {distribution} package: "
-                            f"pip install {distribution} (envs/train-gpu.yaml names it), or set fused_loss none")
+        raise HeadLossError(
+            f"fused_loss {implementation} needs the {distribution} package: "
+            f"pip install {distribution} (envs/train-gpu.yaml names it), or set fused_loss none"
+        )
 
 
 def choose(fused_loss: str, chunk_tokens: int) -> str:
@@ -142,8 +153,10 @@ def plain_head(model: torch.nn.Module) -> torch.nn.Module:
     for name in _LOGIT_TRANSFORMS:
         value = getattr(config, name, None)
         if value not in (None, 0, 1, 1.0):
-            raise HeadLossError(f"{type(model).__name__} transforms its logits ({name}={value}); "
-                                "the fused head loss does not, so train it with its own forward")
+            raise HeadLossError(
+                f"{type(model).__name__} transforms its logits ({name}={value}); "
+                "the fused head loss does not, so train it with its own forward"
+            )
     head = model.get_output_embeddings()
     if head is None or getattr(head, "bias", None) is not None:
         raise HeadLossError(f"{type(model).__name__}: the head loss needs a bias-free linear LM head")
@@ -202,11 +215,18 @@ def _logits_tokens(hidden, weight, targets, chunk_tokens):
 
 
 def _chunked_tokens(hidden, weight, targets, chunk_tokens):
-    return torch.cat([
-        checkpoint(_head_token_logprobs, hidden[start : start + chunk_tokens], weight,
-                   targets[start : start + chunk_tokens], use_reentrant=False)
-        for start in range(0, targets.numel(), chunk_tokens)
-    ])
+    return torch.cat(
+        [
+            checkpoint(
+                _head_token_logprobs,
+                hidden[start : start + chunk_tokens],
+                weight,
+                targets[start : start + chunk_tokens],
+                use_reentrant=False,
+            )
+            for start in range(0, targets.numel(), chunk_tokens)
+        ]
+    )
 
 
 @functools.cache
@@ -224,8 +244,12 @@ def _inplace_tokens(hidden, weight, targets, chunk_tokens):
     return head_token_logprobs(hidden, weight, targets)
 
 
-_TOKEN_FUNCTIONS: dict[str, Callable] = {"logits": _logits_tokens, "chunked": _chunked_tokens,
-                                         "compiled": _compiled_tokens, "inplace": _inplace_tokens}
+_TOKEN_FUNCTIONS: dict[str, Callable] = {
+    "logits": _logits_tokens,
+    "chunked": _chunked_tokens,
+    "compiled": _compiled_tokens,
+    "inplace": _inplace_tokens,
+}
 TOKEN_IMPLEMENTATIONS = tuple(_TOKEN_FUNCTIONS)
 
 
@@ -237,8 +261,10 @@ def attach_logprobs(model: torch.nn.Module, implementation: str, chunk_tokens: i
     one fp32 (or wider) log-probability per position, differentiable through the head and backbone.
     """
     if implementation not in _TOKEN_FUNCTIONS:
-        raise HeadLossError(f"no per-position log-probabilities from {implementation!r}; choose one of "
-                            f"{', '.join(TOKEN_IMPLEMENTATIONS)}")
+        raise HeadLossError(
+            f"no per-position log-probabilities from {implementation!r}; choose one of "
+            f"{', '.join(TOKEN_IMPLEMENTATIONS)}"
+        )
     if implementation == "chunked" and chunk_tokens <= 0:
         raise HeadLossError("the chunked head needs chunk_tokens > 0")
     head = plain_head(model)

@@ -41,8 +41,9 @@ def _loss_and_softmax_grad_triton_(logits: torch.Tensor, targets: torch.Tensor) 
     rows, vocab = logits.shape
     losses = torch.empty(rows, dtype=torch.float32, device=logits.device)
     if rows:
-        _loss_and_softmax_grad[(rows,)](logits, logits.stride(0), targets.contiguous(), losses, vocab,
-                                        BLOCK=BLOCK, num_warps=WARPS)
+        _loss_and_softmax_grad[(rows,)](
+            logits, logits.stride(0), targets.contiguous(), losses, vocab, BLOCK=BLOCK, num_warps=WARPS
+        )
     return losses
 
 

@@ -43,15 +43,27 @@ def start(options: JobOptions, recipe: TrainRecipe, env: tdist.DistEnv) -> Start
     parent = verify_parent(options, env)
     head_loss.check_available(recipe.fused_loss, env.device)
     attn_implementation = packed_attention.attention_implementation(recipe, env.device)
-    boundaries = boundary_inputs(AutoConfig.from_pretrained(options.init).model_type, env.device) \
-        if recipe.packing else ()
-    return Start(parent=parent, attn_implementation=attn_implementation, boundaries=boundaries,
-                 plan=BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size),
-                 tokenizer=AutoTokenizer.from_pretrained(options.init), bundle=load_bundle(options.init))
+    boundaries = (
+        boundary_inputs(AutoConfig.from_pretrained(options.init).model_type, env.device) if recipe.packing else ()
+    )
+    return Start(
+        parent=parent,
+        attn_implementation=attn_implementation,
+        boundaries=boundaries,
+        plan=BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size),
+        tokenizer=AutoTokenizer.from_pretrained(options.init),
+        bundle=load_bundle(options.init),
+    )
 
 
-def sharded_model(options: JobOptions, recipe: TrainRecipe, env: tdist.DistEnv, begun: Start,
-                  attach_head: Callable[[Any, TrainRecipe], str], note: str = ""):
+def sharded_model(
+    options: JobOptions,
+    recipe: TrainRecipe,
+    env: tdist.DistEnv,
+    begun: Start,
+    attach_head: Callable[[Any, TrainRecipe], str],
+    note: str = "",
+):
     """(model, optimizer, parameter counts): the parent sharded as the job says, its head attached."""
     model = load_sharded_model(
         options.init,
@@ -78,12 +90,33 @@ def sharded_model(options: JobOptions, recipe: TrainRecipe, env: tdist.DistEnv, 
     return model, optimizer, params
 
 
-def finish(options: JobOptions, recipe: TrainRecipe, env: tdist.DistEnv, model, *, kind: str, begun: Start,
-           data_records: list[dict[str, Any]], summary: dict[str, Any], started: float, run_hash: str,
-           extra: dict[str, Any]) -> None:
+def finish(
+    options: JobOptions,
+    recipe: TrainRecipe,
+    env: tdist.DistEnv,
+    model,
+    *,
+    kind: str,
+    begun: Start,
+    data_records: list[dict[str, Any]],
+    summary: dict[str, Any],
+    started: float,
+    run_hash: str,
+    extra: dict[str, Any],
+) -> None:
     """Write the child checkpoint, then drop the resumable state it no longer needs."""
-    save_final(options, recipe, env, model, kind=kind, parent=begun.parent, data_records=data_records,
-               summary=summary, started=started, extra=extra)
+    save_final(
+        options,
+        recipe,
+        env,
+        model,
+        kind=kind,
+        parent=begun.parent,
+        data_records=data_records,
+        summary=summary,
+        started=started,
+        extra=extra,
+    )
     if options.state_dir is not None and env.is_main:
         discard_states(options.state_dir, run_hash)
     tdist.print0(f"saved {options.out} (final loss {summary['final_loss']:.4f}, {time.time() - started:.1f} s)")

@@ -65,9 +65,16 @@ class StateLock:
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                 "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                 "command": " ".join(sys.argv)[:300]}))
+        handle.write(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                    "command": " ".join(sys.argv)[:300],
+                }
+            )
+        )
         handle.flush()
         self.handle = handle
         return self

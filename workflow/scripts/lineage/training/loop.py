@@ -91,8 +91,9 @@ def train(
     lock = _lock_state(options.state_dir, env)
     try:
         with StopRequest() as stop:
-            return _train(options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params,
-                          recipe_hash, stop)
+            return _train(
+                options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash, stop
+            )
     finally:
         if lock is not None:
             lock.release()
@@ -114,8 +115,20 @@ def _lock_state(state_dir, env: DistEnv) -> StateLock | None:
     return lock
 
 
-def _train(options: JobOptions, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash,
-           stop: StopRequest) -> dict[str, Any]:
+def _train(
+    options: JobOptions,
+    recipe,
+    env,
+    model,
+    optimizer,
+    step_data,
+    loss_fn,
+    stat_names,
+    shown,
+    params,
+    recipe_hash,
+    stop: StopRequest,
+) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
     state_dir = None
@@ -138,18 +151,40 @@ def _train(options: JobOptions, recipe, env, model, optimizer, step_data, loss_f
     for step in range(start, recipe.steps):
         t0 = time.perf_counter()
         lr = recipe.lr * lr_multiplier(
-            step, steps=recipe.steps, warmup=recipe.warmup_steps, schedule=recipe.schedule, min_ratio=recipe.min_lr_ratio
+            step,
+            steps=recipe.steps,
+            warmup=recipe.warmup_steps,
+            schedule=recipe.schedule,
+            min_ratio=recipe.min_lr_ratio,
         )
         set_lr(optimizer, lr)
         data = upcoming
         counts = all_reduce_sum(
-            torch.tensor([data.normalizer, data.tokens, data.tokens if data.head_tokens is None else data.head_tokens,
-                          data.attention_pairs, stop.requested is not None], dtype=torch.float64, device=env.device)
+            torch.tensor(
+                [
+                    data.normalizer,
+                    data.tokens,
+                    data.tokens if data.head_tokens is None else data.head_tokens,
+                    data.attention_pairs,
+                    stop.requested is not None,
+                ],
+                dtype=torch.float64,
+                device=env.device,
+            )
         )
         normalizer, tokens, head_tokens, pairs = (int(c) for c in counts[:4])
         if counts[4] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
-            _stop(options, recipe.steps, env, model, optimizer, state_dir, step,
-                  {"recipe_hash": recipe_hash, "totals": totals}, stop)
+            _stop(
+                options,
+                recipe.steps,
+                env,
+                model,
+                optimizer,
+                state_dir,
+                step,
+                {"recipe_hash": recipe_hash, "totals": totals},
+                stop,
+            )
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for index, micro in enumerate(data.micro_batches):
             last = index == len(data.micro_batches) - 1
@@ -157,8 +192,10 @@ def _train(options: JobOptions, recipe, env, model, optimizer, step_data, loss_f
                 model.set_requires_all_reduce(last)
                 if options.accumulate == "unsharded":
                     accumulate_unsharded(model, last)
-            micro = {key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
-                     for key, value in micro.items()}
+            micro = {
+                key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
+                for key, value in micro.items()
+            }
             loss_sum, stats = loss_fn(model, micro)
             (loss_sum / max(normalizer, 1)).backward()
             sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
@@ -212,14 +249,30 @@ def _train(options: JobOptions, recipe, env, model, optimizer, step_data, loss_f
         )
         check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
         if state_dir is not None and options.save_every and (step + 1) % options.save_every == 0:
-            saved = save_state(state_dir, step + 1, model, optimizer, env,
-                               {"recipe_hash": recipe_hash, "totals": totals}, keep=options.keep_states)
+            saved = save_state(
+                state_dir,
+                step + 1,
+                model,
+                optimizer,
+                env,
+                {"recipe_hash": recipe_hash, "totals": totals},
+                keep=options.keep_states,
+            )
             last_saved = f"the saved state of step {step + 1} ({saved})"
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
-def _stop(options: JobOptions, steps: int, env, model, optimizer, state_dir, done: int, meta: dict[str, Any],
-          stop: StopRequest) -> None:
+def _stop(
+    options: JobOptions,
+    steps: int,
+    env,
+    model,
+    optimizer,
+    state_dir,
+    done: int,
+    meta: dict[str, Any],
+    stop: StopRequest,
+) -> None:
     """Save the state after `done` of `steps` steps (unless that state exists) and raise Preempted."""
     why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{steps}"
     if state_dir is None:

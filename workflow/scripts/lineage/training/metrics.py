@@ -74,7 +74,7 @@ def step_line(
         parts.append(f"elapsed {clock(elapsed_s)}")
     if eta_s is not None:
         parts.append(f"eta {clock(eta_s)}")
-    parts.append(_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    parts.append(_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     return " | ".join(parts)
 
 

@@ -14,7 +14,6 @@ from torch.distributed.tensor import DTensor
 from lineage.training.recipe import SCHEDULES
 
 
-
 def build_optimizer(
     model: torch.nn.Module, *, lr: float, betas: tuple[float, float], weight_decay: float, eps: float = 1e-8
 ) -> torch.optim.AdamW:

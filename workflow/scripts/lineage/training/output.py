@@ -46,15 +46,26 @@ def runtime_environment(env: DistEnv) -> dict[str, Any]:
     import transformers
 
     record: dict[str, Any] = {
-        "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
-        "cuda": torch.version.cuda, "device": env.device.type, "gpu": None, "driver": None,
-        "hostname": socket.gethostname(), "world_size": env.world_size,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "cuda": torch.version.cuda,
+        "device": env.device.type,
+        "gpu": None,
+        "driver": None,
+        "hostname": socket.gethostname(),
+        "world_size": env.world_size,
     }
     if env.device.type == "cuda":
         record["gpu"] = torch.cuda.get_device_name(env.device)
         if shutil.which("nvidia-smi"):
-            query = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                   capture_output=True, text=True, timeout=30, check=False)
+            query = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
             record["driver"] = query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout else None
     return record
 
@@ -95,6 +106,11 @@ def save_final(
             **options.lineage_extra,
         )
         save_checkpoint(
-            options.out, state, config=config, companions_from=options.init, lineage=lineage, dtype=PRECISIONS[recipe.precision]
+            options.out,
+            state,
+            config=config,
+            companions_from=options.init,
+            lineage=lineage,
+            dtype=PRECISIONS[recipe.precision],
         )
     barrier()

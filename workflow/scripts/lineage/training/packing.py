@@ -31,8 +31,13 @@ def missing_mamba_kernels() -> list[str]:
     return [dist for module, dist in MAMBA_KERNELS.items() if importlib.util.find_spec(module) is None]
 
 
-def boundary_inputs(model_type: str, device: torch.device, *, what: str = "--packing",
-                    otherwise: str = "drop --packing: padded training works everywhere") -> tuple[str, ...]:
+def boundary_inputs(
+    model_type: str,
+    device: torch.device,
+    *,
+    what: str = "--packing",
+    otherwise: str = "drop --packing: padded training works everywhere",
+) -> tuple[str, ...]:
     """The packed micro-batch's inputs that this model's forward takes besides input_ids.
 
     `what` names the packed use in a refusal and `otherwise` what the caller can do instead.
@@ -41,8 +46,10 @@ def boundary_inputs(model_type: str, device: torch.device, *, what: str = "--pac
         return ("position_ids",)
     if model_type not in MAMBA_MODEL_TYPES:
         known = ", ".join(sorted(ATTENTION_ONLY_MODEL_TYPES | MAMBA_MODEL_TYPES))
-        raise PackingError(f"{what} is not supported for {model_type!r} models (only {known}): nothing keeps "
-                           f"packed rows apart in their layers; {otherwise}")
+        raise PackingError(
+            f"{what} is not supported for {model_type!r} models (only {known}): nothing keeps "
+            f"packed rows apart in their layers; {otherwise}"
+        )
     missing = missing_mamba_kernels()
     if missing or device.type != "cuda":
         why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
@@ -75,6 +82,10 @@ def backbone_inputs(batch: dict, boundaries: tuple[str, ...], varlen: bool) -> d
     inputs = {"input_ids": batch["input_ids"], "use_cache": False} | {key: batch[key] for key in boundaries}
     if varlen:
         longest = grid_length(batch["longest"])
-        inputs |= dict(cu_seq_lens_q=batch["cu_seq_lens"], cu_seq_lens_k=batch["cu_seq_lens"],
-                       max_length_q=longest, max_length_k=longest)
+        inputs |= dict(
+            cu_seq_lens_q=batch["cu_seq_lens"],
+            cu_seq_lens_k=batch["cu_seq_lens"],
+            max_length_q=longest,
+            max_length_k=longest,
+        )
     return inputs

@@ -61,8 +61,14 @@ def tokenize_pairs(tokenizer, raw: Sequence[dict], system_prompt: str | None, ma
     pairs, dropped = [], Counter()
     for index, row in enumerate(raw):
         sides = [
-            completion_logprob_inputs(tokenizer, row["messages"], completion_text(row[field], field, index),
-                                      system_prompt=system_prompt, max_length=max_length, truncation=truncation)
+            completion_logprob_inputs(
+                tokenizer,
+                row["messages"],
+                completion_text(row[field], field, index),
+                system_prompt=system_prompt,
+                max_length=max_length,
+                truncation=truncation,
+            )
             for field in ("chosen", "rejected")
         ]
         reasons = [reason for _, reason in sides if reason]
@@ -83,8 +89,10 @@ def scoring_request(row: TokenizedRow) -> tuple[list[int], list[int]]:
     labelled = [i for i, label in enumerate(row.labels) if label != IGNORE_INDEX]
     first, last = labelled[0], labelled[-1]
     if first == 0 or len(labelled) != last - first + 1:
-        raise DataError("a DPO sequence's labels must be one run after a prompt, "
-                        f"got labelled positions {labelled[:4]}...{labelled[-2:]}")
+        raise DataError(
+            "a DPO sequence's labels must be one run after a prompt, "
+            f"got labelled positions {labelled[:4]}...{labelled[-2:]}"
+        )
     return list(row.input_ids[:first]), list(row.input_ids[first : last + 1])
 
 
@@ -97,9 +105,12 @@ def checkpoint_identity(lineage: dict[str, Any]) -> str:
 
 
 def reference_header(parent: dict[str, Any], init: str, data_records: list[dict], settings: dict) -> dict[str, Any]:
-    return {"format": FORMAT, "model": {"run": parent.get("run"), "path": str(init),
-                                        "identity": checkpoint_identity(parent)},
-            "data": data_records, **settings}
+    return {
+        "format": FORMAT,
+        "model": {"run": parent.get("run"), "path": str(init), "identity": checkpoint_identity(parent)},
+        "data": data_records,
+        **settings,
+    }
 
 
 def read_reference(path: str | Path, parent: dict[str, Any], max_length: int, truncation: str):
@@ -110,7 +121,9 @@ def read_reference(path: str | Path, parent: dict[str, Any], max_length: int, tr
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: reference log-probs not found; build them with workflow/scripts/reference_logprobs.py")
+        raise DataError(
+            f"{path}: reference log-probs not found; build them with workflow/scripts/reference_logprobs.py"
+        )
     lines = read_jsonl(path)
     try:
         _, header = next(lines)
@@ -120,8 +133,10 @@ def read_reference(path: str | Path, parent: dict[str, Any], max_length: int, tr
     if header.get("format") != FORMAT:
         raise DataError(f"{path}:1: format {header.get('format')!r}, expected {FORMAT!r}; {rebuild}")
     if header["model"]["identity"] != checkpoint_identity(parent):
-        raise DataError(f"{path}:1: scored with checkpoint {header['model']['path']} ({header['model']['run']}), "
-                        f"not with this run's parent {parent.get('run')}; {rebuild}")
+        raise DataError(
+            f"{path}:1: scored with checkpoint {header['model']['path']} ({header['model']['run']}), "
+            f"not with this run's parent {parent.get('run')}; {rebuild}"
+        )
     for name, value in (("max_length", max_length), ("truncation", truncation)):
         if header.get(name) != value:
             raise DataError(f"{path}:1: {name} {header.get(name)!r}, the run's is {value!r}; {rebuild}")
@@ -134,14 +149,17 @@ def read_reference(path: str | Path, parent: dict[str, Any], max_length: int, tr
     return header | {"sha256": sha256_file(path), "file": str(path)}, table
 
 
-def reference_logprobs(pairs: Sequence[Pair], table: dict[str, tuple[float, float]], path: str,
-                       data_records: list[dict]) -> torch.Tensor:
+def reference_logprobs(
+    pairs: Sequence[Pair], table: dict[str, tuple[float, float]], path: str, data_records: list[dict]
+) -> torch.Tensor:
     """(pairs, 2) float64: each pair's reference (chosen, rejected) log-probs, looked up by key."""
     missing = [pair for pair in pairs if pair.key not in table]
     if missing:
         where = _data_location(missing[0].row, data_records)
-        raise DataError(f"{path}: no reference log-probs for {len(missing)} pair(s), the first {where}; the file "
-                        "was scored from other pairs or tokens: rebuild it (reference_logprobs.py)")
+        raise DataError(
+            f"{path}: no reference log-probs for {len(missing)} pair(s), the first {where}; the file "
+            "was scored from other pairs or tokens: rebuild it (reference_logprobs.py)"
+        )
     return torch.tensor([table[pair.key] for pair in pairs], dtype=torch.float64)
 
 
@@ -157,8 +175,9 @@ def _data_location(index: int, records: list[dict]) -> str:
 # -- batches ----------------------------------------------------------------------------------------
 
 
-def scored_positions(labels: torch.Tensor, sequence_of_token: torch.Tensor,
-                     sequences: int) -> dict[str, torch.Tensor | int]:
+def scored_positions(
+    labels: torch.Tensor, sequence_of_token: torch.Tensor, sequences: int
+) -> dict[str, torch.Tensor | int]:
     """Where the head runs and how `sequences` sequences sum its log-probs, from unshifted labels (rows x length).
 
     positions: flat indices of the positions whose next token is labelled; targets: those tokens;
@@ -181,8 +200,9 @@ def scored_positions(labels: torch.Tensor, sequence_of_token: torch.Tensor,
     return {"positions": positions, "targets": targets, "slots": slots, "sequences": sequences, "width": width}
 
 
-def collate_pairs(pairs: Sequence[Pair], pad_id: int, pack_length: int | None = None,
-                  multiple: int | None = None) -> dict[str, torch.Tensor | int]:
+def collate_pairs(
+    pairs: Sequence[Pair], pad_id: int, pack_length: int | None = None, multiple: int | None = None
+) -> dict[str, torch.Tensor | int]:
     """The sequences chosen_1, rejected_1, chosen_2, ... padded (no pack_length) or in one pack."""
     rows = [side for pair in pairs for side in (pair.chosen, pair.rejected)]
     if pack_length is not None:

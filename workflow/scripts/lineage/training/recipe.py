@@ -57,18 +57,21 @@ class TrainRecipe:
     global_batch_rows: int = setting(512, doc="rows (DPO: pairs) per optimizer step, all ranks together")
     micro_batch_rows: int = setting(1, doc="rows per forward/backward on one rank")
     max_length: int = setting(4096, doc="tokens per row")
-    truncation: str = setting("drop", doc="rows longer than max_length: drop them or cut them", choices=TRUNCATION_MODES)
+    truncation: str = setting(
+        "drop", doc="rows longer than max_length: drop them or cut them", choices=TRUNCATION_MODES
+    )
     precision: str = setting(
         "bf16", doc="bf16: bf16 compute over fp32 master weights and reductions; fp32: all fp32", choices=PRECISIONS
     )
     activation_checkpointing: bool = setting(False, doc="recompute each block's activations in backward")
     # How rows are batched and computed: none of it changes the result beyond float rounding.
     packing: bool = setting(
-        False, doc="pack each rank's rows (DPO: pairs) of a step into sequences of pack_tokens (attention stays "
-                   "within a row)"
+        False,
+        doc="pack each rank's rows (DPO: pairs) of a step into sequences of pack_tokens (attention stays within a row)",
     )
-    pack_tokens: int | None = setting(None, doc="tokens per packed micro-batch (default: max_length; DPO: twice "
-                                                "that, a pair)")
+    pack_tokens: int | None = setting(
+        None, doc="tokens per packed micro-batch (default: max_length; DPO: twice that, a pair)"
+    )
     packed_attention: str = setting(
         "sdpa",
         doc="how packed rows are kept apart: sdpa (dense row mask), flex_attention (block mask), varlen "
@@ -76,17 +79,26 @@ class TrainRecipe:
         "Hopper and Blackwell GPUs)",
         choices=PACKED_ATTENTION,
     )
-    ce_chunk_tokens: int = setting(0, doc="without a fused loss: the head and cross-entropy over this many trained "
-                                          "tokens at a time, recomputed in backward (0 = all at once)")
-    fused_loss: str = setting("none", doc="LM head and cross-entropy fused by a kernel library, never keeping the "
-                                         "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
-                                         "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
-                                         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
-                                         "that writes the loss's gradient over them in the forward pass, CUDA only)",
-                              choices=FUSED_LOSSES)
-    experts: str = setting("grouped_mm", doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
-                                             "one matmul pair per expert (eager); transformers' experts_implementation",
-                           choices=EXPERTS)
+    ce_chunk_tokens: int = setting(
+        0,
+        doc="without a fused loss: the head and cross-entropy over this many trained "
+        "tokens at a time, recomputed in backward (0 = all at once)",
+    )
+    fused_loss: str = setting(
+        "none",
+        doc="LM head and cross-entropy fused by a kernel library, never keeping the "
+        "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
+        "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
+        "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
+        "that writes the loss's gradient over them in the forward pass, CUDA only)",
+        choices=FUSED_LOSSES,
+    )
+    experts: str = setting(
+        "grouped_mm",
+        doc="MoE experts as grouped GEMMs over expert-sorted tokens (grouped_mm) or "
+        "one matmul pair per expert (eager); transformers' experts_implementation",
+        choices=EXPERTS,
+    )
     compile: bool = setting(False, doc="torch.compile each transformer block (its Mamba-2 mixer, if any, stays eager)")
 
     def __post_init__(self) -> None:
@@ -109,8 +121,10 @@ class TrainRecipe:
         if not self.packing and (self.pack_tokens is not None or self.packed_attention != "sdpa"):
             raise RecipeError("pack_tokens and packed_attention need packing")
         if self.pack_tokens is not None and self.pack_tokens < self.row_tokens:
-            raise RecipeError(f"pack_tokens {self.pack_tokens} is below {self.row_tokens} tokens, the longest "
-                              f"{self.row_unit} at max_length {self.max_length}: it would not fit")
+            raise RecipeError(
+                f"pack_tokens {self.pack_tokens} is below {self.row_tokens} tokens, the longest "
+                f"{self.row_unit} at max_length {self.max_length}: it would not fit"
+            )
         if self.ce_chunk_tokens < 0:
             raise RecipeError(f"ce_chunk_tokens must be 0 (off) or positive, got {self.ce_chunk_tokens}")
         if self.fused_loss != "none" and self.ce_chunk_tokens:
@@ -138,7 +152,9 @@ class TrainRecipe:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:
-            raise RecipeError(f"{cls.__name__} has no field(s) {', '.join(unknown)} (fields: {', '.join(sorted(names))})")
+            raise RecipeError(
+                f"{cls.__name__} has no field(s) {', '.join(unknown)} (fields: {', '.join(sorted(names))})"
+            )
         if complete and set(values) != names:
             raise RecipeError(f"{cls.__name__}: no value for {', '.join(sorted(names - set(values)))}")
         hints = typing.get_type_hints(cls)
@@ -175,8 +191,10 @@ class DpoRecipe(TrainRecipe):
         if not self.beta > 0:
             raise RecipeError(f"beta must be positive, got {self.beta}")
         if self.fused_loss not in DPO_FUSED_LOSSES:
-            raise RecipeError(f"fused_loss {self.fused_loss}: DPO needs each token's log-probability, which "
-                              f"{self.fused_loss}'s fused loss does not return; use one of {', '.join(DPO_FUSED_LOSSES)}")
+            raise RecipeError(
+                f"fused_loss {self.fused_loss}: DPO needs each token's log-probability, which "
+                f"{self.fused_loss}'s fused loss does not return; use one of {', '.join(DPO_FUSED_LOSSES)}"
+            )
 
     @property
     def row_tokens(self) -> int:
@@ -186,15 +204,39 @@ class DpoRecipe(TrainRecipe):
 RECIPES: dict[str, type[TrainRecipe]] = {"sft": SftRecipe, "dpo": DpoRecipe}
 
 # A saved state resumes only under the same values of these...
-RESUME_FIELDS = frozenset({
-    "lr", "schedule", "steps", "warmup_steps", "min_lr_ratio", "seed", "weight_decay", "adam_betas", "adam_eps",
-    "grad_clip", "global_batch_rows", "max_length", "truncation", "precision", "beta",
-})
+RESUME_FIELDS = frozenset(
+    {
+        "lr",
+        "schedule",
+        "steps",
+        "warmup_steps",
+        "min_lr_ratio",
+        "seed",
+        "weight_decay",
+        "adam_betas",
+        "adam_eps",
+        "grad_clip",
+        "global_batch_rows",
+        "max_length",
+        "truncation",
+        "precision",
+        "beta",
+    }
+)
 # ...while these may change between the save and the resume (split and computation of a batch).
-ROUNDING_FIELDS = frozenset({
-    "micro_batch_rows", "activation_checkpointing", "packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
-    "fused_loss", "experts", "compile",
-})
+ROUNDING_FIELDS = frozenset(
+    {
+        "micro_batch_rows",
+        "activation_checkpointing",
+        "packing",
+        "pack_tokens",
+        "packed_attention",
+        "ce_chunk_tokens",
+        "fused_loss",
+        "experts",
+        "compile",
+    }
+)
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -203,8 +245,13 @@ ROUNDING_FIELDS = frozenset({
 def add_recipe_arguments(parser: argparse.ArgumentParser, cls: type[TrainRecipe]) -> None:
     """`--recipe JSON` plus one flag per field (which overrides the JSON's value)."""
     group = parser.add_argument_group("recipe (lineage.json records it; --recipe gives all of it at once)")
-    group.add_argument("--recipe", type=json_object, default={}, metavar="JSON",
-                       help="the resolved recipe as a JSON object (the workflow passes this)")
+    group.add_argument(
+        "--recipe",
+        type=json_object,
+        default={},
+        metavar="JSON",
+        help="the resolved recipe as a JSON object (the workflow passes this)",
+    )
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -214,8 +261,9 @@ def add_recipe_arguments(parser: argparse.ArgumentParser, cls: type[TrainRecipe]
         if hints[f.name] is bool:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, **options)
         else:
-            group.add_argument(flag, type=_flag_parser(f.name, hints[f.name]), choices=f.metadata.get("choices"),
-                               **options)
+            group.add_argument(
+                flag, type=_flag_parser(f.name, hints[f.name]), choices=f.metadata.get("choices"), **options
+            )
 
 
 def recipe_from_args(args: argparse.Namespace, cls: type[TrainRecipe]) -> TrainRecipe:

@@ -90,4 +90,3 @@ def register() -> str:
 
     AttentionInterface.register(NAME, varlen_attention)
     return NAME
-

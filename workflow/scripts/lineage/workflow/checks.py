@@ -37,28 +37,36 @@ def check_graph(specs: Mapping[str, Any], data_specs: Mapping[str, Any]) -> None
     for name, spec in specs.items():
         kind, parents = spec["kind"], spec.get("parents", [])
         if kind in ("external", "base") and parents:
-            raise ConfigError(f"runs.{name}.parents: a {kind} run is given by path or built from scratch; "
-                              "it has no parents")
+            raise ConfigError(
+                f"runs.{name}.parents: a {kind} run is given by path or built from scratch; it has no parents"
+            )
         if kind in TRAINED and len(parents) != 1:
             raise ConfigError(f"runs.{name}.parents: a {kind} run starts from exactly one parent, got {len(parents)}")
         for parent in parents:
             if parent not in specs:
-                raise ConfigError(f"runs.{name}.parents: {parent!r} is not a run in `runs` "
-                                  f"(known runs: {', '.join(sorted(specs))})")
+                raise ConfigError(
+                    f"runs.{name}.parents: {parent!r} is not a run in `runs` (known runs: {', '.join(sorted(specs))})"
+                )
             if parent == name:
                 raise ConfigError(f"runs.{name}.parents: a run cannot be its own parent")
         if len(set(parents)) != len(parents):
-            raise ConfigError(f"runs.{name}.parents: {parents} names a parent twice; a soup weighs each parent once "
-                              "(give it a larger weight instead)")
+            raise ConfigError(
+                f"runs.{name}.parents: {parents} names a parent twice; a soup weighs each parent once "
+                "(give it a larger weight instead)"
+            )
         for dataset in spec.get("data", []):
             if dataset not in data_specs:
-                raise ConfigError(f"runs.{name}.data: {dataset!r} is not a data set in `datasets` "
-                                  f"(known: {', '.join(sorted(data_specs))})")
+                raise ConfigError(
+                    f"runs.{name}.data: {dataset!r} is not a data set in `datasets` "
+                    f"(known: {', '.join(sorted(data_specs))})"
+                )
             allowed = DATA_KINDS.get(kind, ())
             if data_specs[dataset]["kind"] not in allowed:
                 what = "preference pairs" if kind == "dpo" else "chat rows"
-                raise ConfigError(f"runs.{name}.data: an {kind} run needs {what} (a data set of kind "
-                                  f"{' | '.join(allowed)}), {dataset!r} is {data_specs[dataset]['kind']}")
+                raise ConfigError(
+                    f"runs.{name}.data: an {kind} run needs {what} (a data set of kind "
+                    f"{' | '.join(allowed)}), {dataset!r} is {data_specs[dataset]['kind']}"
+                )
         if kind == "soup" and "weights" in spec:
             weights = spec["weights"]
             if len(weights) != len(parents):
@@ -85,8 +93,9 @@ def _check_acyclic(start: str, specs, data_specs) -> None:
 
     def visit(name: str) -> None:
         if name in path:
-            raise ConfigError(f"runs.{start}.parents: the lineage has a cycle: "
-                              f"{' -> '.join([*path[path.index(name):], name])}")
+            raise ConfigError(
+                f"runs.{start}.parents: the lineage has a cycle: {' -> '.join([*path[path.index(name) :], name])}"
+            )
         path.append(name)
         samplers = [data_specs[d]["model"] for d in specs[name].get("data", []) if "model" in data_specs.get(d, {})]
         for parent in [*specs[name].get("parents", []), *samplers]:
@@ -112,8 +121,10 @@ def check_stage1_source(config: Mapping[str, Any], specs) -> None:
             trained = ", ".join(n for n, s in specs.items() if s["kind"] in TRAINED)
             raise ConfigError(f"{key}: {source!r} must be 'external' or a trained run of the chain ({trained})")
         if any(specs[r]["kind"] == "external" for r in roots(source, specs)):
-            raise ConfigError(f"{key}: {source!r} descends from the Stage-1 checkpoint itself; "
-                              "name the last run of the chain that starts from the base model")
+            raise ConfigError(
+                f"{key}: {source!r} descends from the Stage-1 checkpoint itself; "
+                "name the last run of the chain that starts from the base model"
+            )
 
 
 def check_lineage(lineage, config: Mapping[str, Any]) -> None:
@@ -159,8 +170,11 @@ def check_paths(lineage, settings: Mapping[str, Any], base: Path) -> None:
     listed = settings["eval"].get("items") or {}
     for part in lineage.eval.parts:
         if BENCHMARKS[part.benchmark].sized:
-            key = (f"scales.{scale}.eval.items.{part.benchmark}" if part.benchmark in listed
-                   else f"the sample items of lineage/evaluation/benchmarks/{part.benchmark}.py")
+            key = (
+                f"scales.{scale}.eval.items.{part.benchmark}"
+                if part.benchmark in listed
+                else f"the sample items of lineage/evaluation/benchmarks/{part.benchmark}.py"
+            )
             paths[key] = part.items
     for key, value in paths.items():
         if not (base / value).exists():

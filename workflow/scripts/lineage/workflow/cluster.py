@@ -82,8 +82,14 @@ def launch_command(nodes: int, processes_per_node: int, resources: Resources) ->
     threads = threads_per_process(resources.cpus, nodes * processes_per_node)
     if nodes == 1:
         return f"{LAUNCHER} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
-    step = ["srun", f"--nodes={nodes}", "--ntasks-per-node=1", f"--cpus-per-task={resources.cpus}",
-            "--kill-on-bad-exit=1", "--label"]
+    step = [
+        "srun",
+        f"--nodes={nodes}",
+        "--ntasks-per-node=1",
+        f"--cpus-per-task={resources.cpus}",
+        "--kill-on-bad-exit=1",
+        "--label",
+    ]
     if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly
         step.append(f"--gres=gpu:{resources.gpu_spec}")
     return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node), str(threads)])
@@ -99,5 +105,6 @@ def host_memory_mb(params: int, processes_per_node: int) -> int:
 def checkpoint_params(directory: str | Path) -> int:
     """Parameters of a safetensors checkpoint, from its headers only (no tensor is read)."""
     directory = Path(directory)
-    return sum(math.prod(entry.shape) for file in shard_files(directory)
-               for entry in read_header(directory / file).values())
+    return sum(
+        math.prod(entry.shape) for file in shard_files(directory) for entry in read_header(directory / file).values()
+    )

@@ -41,8 +41,10 @@ def code_digest(script: str | Path, root: str | Path) -> str:
     """`<file>:<digest>` for `script` and every project module it imports, space-separated, in
     path order (paths relative to `root`; 16 hex digits of each file's syntax digest)."""
     root = Path(root)
-    return " ".join(f"{Path(name).relative_to(root)}:{syntax_digest(Path(name).resolve())[:16]}"
-                    for name in import_closure(script, root))
+    return " ".join(
+        f"{Path(name).relative_to(root)}:{syntax_digest(Path(name).resolve())[:16]}"
+        for name in import_closure(script, root)
+    )
 
 
 @functools.cache
@@ -52,8 +54,11 @@ def syntax_digest(path: Path) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 node.body = node.body[1:] or [ast.Pass()]
     return hashlib.sha256(ast.unparse(tree).encode("utf-8")).hexdigest()
 
@@ -123,5 +128,7 @@ def _lists_its_folder(init: Path) -> bool:
     """A package that imports its modules by listing its folder (`pkgutil.iter_modules(__path__)`,
     a registry such as lineage.evaluation.benchmarks) depends on every module it finds there."""
     tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
-    return any(isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "iter_modules"
-               for node in ast.walk(tree))
+    return any(
+        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "iter_modules"
+        for node in ast.walk(tree)
+    )

@@ -210,4 +210,6 @@ def check_companions(companions: Iterable[Path], cache: DigestCache) -> dict[Pat
 def companions_under(root: str | os.PathLike) -> list[Path]:
     """The companions of the artifacts the workflow made under `root` (external ones excluded)."""
     root = Path(root)
-    return sorted(p for p in root.rglob(f"*{SUFFIX}") if p.is_file() and EXTERNAL_DIR not in p.relative_to(root).parts[:1])
+    return sorted(
+        p for p in root.rglob(f"*{SUFFIX}") if p.is_file() and EXTERNAL_DIR not in p.relative_to(root).parts[:1]
+    )

@@ -42,8 +42,13 @@ class EvalSettings:
 
     def options(self, benchmark: Benchmark) -> dict[str, Any]:
         """The settings that change a result of `benchmark` (generation length only where it generates)."""
-        options = {"device": self.device, "dtype": self.dtype, "batch_size": self.batch_size,
-                   "max_batch_tokens": self.max_batch_tokens, "seed": self.seed}
+        options = {
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+            "seed": self.seed,
+        }
         generation = {"max_new_tokens": self.max_new_tokens, "cache": self.cache, "bucket": self.bucket}
         return options | (generation if benchmark.generates else {"pack_tokens": self.pack_tokens})
 
@@ -58,9 +63,11 @@ class EvalSettings:
         options: dict[str, Any] = {}
         for name in benchmarks:
             options |= self.options(BENCHMARKS[name])
-        words = [flags("items", [f"{name}={p.items}" for name, p in benchmarks.items()]),
-                 flags("sizes", [f"{name}={','.join(map(str, p.sizes))}" for name, p in benchmarks.items() if p.sizes]),
-                 flags("parts", [",".join(p.name for p in parts)])]
+        words = [
+            flags("items", [f"{name}={p.items}" for name, p in benchmarks.items()]),
+            flags("sizes", [f"{name}={','.join(map(str, p.sizes))}" for name, p in benchmarks.items() if p.sizes]),
+            flags("parts", [",".join(p.name for p in parts)]),
+        ]
         words += [flags(key.replace("_", "-"), [value]) for key, value in sorted(options.items())]
         return " ".join(w for w in words if w)
 
@@ -73,29 +80,46 @@ def eval_settings(spec: Mapping[str, Any], seed: int, data_dir: str) -> EvalSett
     for key, values in given.items():
         unknown = sorted(set(values) - set(sized))
         if unknown:
-            raise ConfigError(f"eval.{key}: unknown {', '.join(unknown)} (the benchmarks with item files, "
-                              f"modules of lineage/evaluation/benchmarks: {', '.join(sized)})")
+            raise ConfigError(
+                f"eval.{key}: unknown {', '.join(unknown)} (the benchmarks with item files, "
+                f"modules of lineage/evaluation/benchmarks: {', '.join(sized)})"
+            )
     parts = []
     for bench in BENCHMARKS.values():
         if not bench.sized:
             items, sizes = f"{data_dir}/{bench.items_from}", None
         elif bench.name in given["items"]:
             if bench.name not in given["sizes"] and bench.sample is None:
-                raise ConfigError(f"eval.sizes: missing {bench.name} (eval.items names its file; give the items "
-                                  f"of each of its parts {', '.join(bench.parts)})")
+                raise ConfigError(
+                    f"eval.sizes: missing {bench.name} (eval.items names its file; give the items "
+                    f"of each of its parts {', '.join(bench.parts)})"
+                )
             items = given["items"][bench.name]
             sizes = tuple(given["sizes"].get(bench.name) or bench.sample.sizes)
         elif spec["unlisted"] == "sample" and bench.sample is not None:
             items = bench.sample.items
             sizes = tuple(given["sizes"].get(bench.name) or bench.sample.sizes)
         else:
-            raise ConfigError(f"eval.items: missing {bench.name} (lineage/evaluation/benchmarks/{bench.name}.py); "
-                              "this scale's eval.unlisted is error: name its item file and sizes")
+            raise ConfigError(
+                f"eval.items: missing {bench.name} (lineage/evaluation/benchmarks/{bench.name}.py); "
+                "this scale's eval.unlisted is error: name its item file and sizes"
+            )
         if sizes is not None and len(sizes) != len(bench.parts):
-            raise ConfigError(f"eval.sizes.{bench.name}: {len(sizes)} sizes for the {len(bench.parts)} parts "
-                              f"({', '.join(bench.parts)}) of {bench.name}")
+            raise ConfigError(
+                f"eval.sizes.{bench.name}: {len(sizes)} sizes for the {len(bench.parts)} parts "
+                f"({', '.join(bench.parts)}) of {bench.name}"
+            )
         parts += [EvalPart(bench.name, part, items, sizes) for part in bench.parts]
-    return EvalSettings(group_by=spec["group_by"], device=spec["device"], dtype=spec["dtype"],
-                        batch_size=spec["batch_size"], max_batch_tokens=spec["max_batch_tokens"],
-                        pack_tokens=spec["pack_tokens"], max_new_tokens=spec["max_new_tokens"], cache=spec["cache"],
-                        bucket=spec["bucket"], seed=seed, parts=tuple(parts))
+    return EvalSettings(
+        group_by=spec["group_by"],
+        device=spec["device"],
+        dtype=spec["dtype"],
+        batch_size=spec["batch_size"],
+        max_batch_tokens=spec["max_batch_tokens"],
+        pack_tokens=spec["pack_tokens"],
+        max_new_tokens=spec["max_new_tokens"],
+        cache=spec["cache"],
+        bucket=spec["bucket"],
+        seed=seed,
+        parts=tuple(parts),
+    )

@@ -88,7 +88,9 @@ class Run:
     processes_per_node: int = 1  # training processes (FSDP ranks) on each node
     sharding: str = "full"  # full: shard over every rank | hybrid: shard within a node, replicate across nodes
     accumulate: str = "sharded"  # sharded: reduce every micro-batch | unsharded: once a step (memory for speed)
-    expert_parallel: int = 1  # routed experts split over this many ranks of a node (lineage/training/expert_parallel.py)
+    expert_parallel: int = (
+        1  # routed experts split over this many ranks of a node (lineage/training/expert_parallel.py)
+    )
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
@@ -142,10 +144,17 @@ class Lineage:
     def reference_of(self, run: str) -> str:
         """The DPO run whose `<run>_reference` job scores this run's pairs: the first in lineage order of
         those that share the parent, the pairs and every setting that changes the scores."""
+
         def key(name: str) -> tuple:
             spec = self.runs[name]
-            return (spec.parents[0], spec.data, spec.recipe.max_length, spec.recipe.truncation,
-                    spec.recipe.precision, spec.device)
+            return (
+                spec.parents[0],
+                spec.data,
+                spec.recipe.max_length,
+                spec.recipe.truncation,
+                spec.recipe.precision,
+                spec.device,
+            )
 
         return next(name for name in self.runs_of("dpo") if key(name) == key(run))
 
@@ -217,12 +226,25 @@ class Lineage:
             run = self.runs[name]
             recipe = dataclasses.asdict(run.recipe) if run.recipe is not None else None
             note = {"external": f"the Stage-1 checkpoint ({run.directory})", "base": "the Base model"}.get(run.kind, "")
-            lineage.append({"run": name, "kind": run.kind, "parents": list(run.parents), "data": list(run.data),
-                            "recipe": recipe, "note": note})
+            lineage.append(
+                {
+                    "run": name,
+                    "kind": run.kind,
+                    "parents": list(run.parents),
+                    "data": list(run.data),
+                    "recipe": recipe,
+                    "note": note,
+                }
+            )
         items = {p.benchmark: p.items for p in self.eval.parts}
-        return {**publish, "scale": self.scale, "lineage": lineage, "items": items,
-                "base_model": base.card.get("name") if base and not self.base.build else None,
-                "datasets": hub_ids}
+        return {
+            **publish,
+            "scale": self.scale,
+            "lineage": lineage,
+            "items": items,
+            "base_model": base.card.get("name") if base and not self.base.build else None,
+            "datasets": hub_ids,
+        }
 
     @property
     def published_dir(self) -> str:
@@ -233,8 +255,9 @@ class Lineage:
         """The published repository's files that every model has (the weights' shard names depend on
         its size): the publish rule's outputs. Not the directory itself: Snakemake writes a
         `.snakemake_timestamp` into a directory output, which an upload of the folder would ship."""
-        return [f"{self.published_dir}/{name}" for name in ("README.md", "config.json", "system_prompt.txt",
-                                                             "lineage.json")]
+        return [
+            f"{self.published_dir}/{name}" for name in ("README.md", "config.json", "system_prompt.txt", "lineage.json")
+        ]
 
     def table_files(self, table: str) -> list[str]:
         return [f"{self.paths.out}/{table}.{ext}" for ext in ("tsv", "md", "png", "paired.tsv")]
@@ -242,8 +265,9 @@ class Lineage:
     @property
     def data_targets(self) -> list[str]:
         """Every data-stage output and the data audit (a verifier round needs a model: the chain's)."""
-        built = sorted({f for d in self.datasets.values() if d.kind in ("winners", "pairs", "general_mix")
-                        for f in d.files})
+        built = sorted(
+            {f for d in self.datasets.values() if d.kind in ("winners", "pairs", "general_mix") for f in d.files}
+        )
         audit = [f"{self.paths.data}/audit.{ext}" for ext in ("json", "md", "html")]
         return [*built, f"{self.paths.data}/holdout_pairs.jsonl", *audit]
 
@@ -264,28 +288,40 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
     check_stage1_source(config, specs)
     externals = [n for n, s in specs.items() if s["kind"] == "external"]
     if len(externals) != 1:
-        raise ConfigError(f"runs: {len(externals)} runs of kind external ({', '.join(externals) or 'none'}); the "
-                          "lineage has one, the Stage-1 checkpoint Stage 2 starts from")
+        raise ConfigError(
+            f"runs: {len(externals)} runs of kind external ({', '.join(externals) or 'none'}); the "
+            "lineage has one, the Stage-1 checkpoint Stage 2 starts from"
+        )
     (external,) = externals
     chain_built = stage1_from != "external"
     chain = _ancestry(stage1_from, specs) if chain_built else set()
-    in_lineage = tuple(n for n in _lineage_order(specs, data_specs, stage1_from)
-                       if not _descends_from_base(n, specs) or n in chain)
+    in_lineage = tuple(
+        n for n in _lineage_order(specs, data_specs, stage1_from) if not _descends_from_base(n, specs) or n in chain
+    )
     stage1 = stage1_from if chain_built else external
 
     directories = {name: _directory(name, specs, settings, paths, stage1) for name in specs}
     datasets = {name: _dataset(name, spec, specs, settings, paths) for name, spec in data_specs.items()}
-    runs = {name: _run(name, spec, settings, recipe, scale, directories, name in in_lineage)
-            for name, spec in specs.items()}
+    runs = {
+        name: _run(name, spec, settings, recipe, scale, directories, name in in_lineage) for name, spec in specs.items()
+    }
 
     table = config["eval_table"]
     table_runs = tuple([n for n in table.get("chain", []) if n in chain] + list(table["columns"]))
     rounds = [n for n, d in datasets.items() if d.kind == "verifier_pairs" and d.trains in chain]
     verifier_rounds = tuple(sorted(rounds, key=lambda n: in_lineage.index(datasets[n].trains)))
     lineage = Lineage(
-        scale=scale, paths=paths, **sections(settings, recipe), runs=runs, datasets=datasets,
-        in_lineage=in_lineage, stage1=stage1, table_runs=table_runs, published=table["published"],
-        verifier_rounds=verifier_rounds, eval=eval_settings(settings["eval"], recipe["seed"], paths.data),
+        scale=scale,
+        paths=paths,
+        **sections(settings, recipe),
+        runs=runs,
+        datasets=datasets,
+        in_lineage=in_lineage,
+        stage1=stage1,
+        table_runs=table_runs,
+        published=table["published"],
+        verifier_rounds=verifier_rounds,
+        eval=eval_settings(settings["eval"], recipe["seed"], paths.data),
         resources=_resources(settings, scale, runs, base_dir),
     )
     check_lineage(lineage, config)
@@ -315,8 +351,11 @@ def _routed_experts_of_base(settings: Mapping[str, Any], base: Path) -> int | No
 
 def _check_expert_parallel(lineage: Lineage, settings: Mapping[str, Any], base: Path) -> None:
     """An expert-parallel degree must divide a node's processes and each MoE layer's experts."""
-    degrees = {name: run.expert_parallel for name, run in lineage.runs.items()
-               if run.kind in ("sft", "dpo") and run.built and run.expert_parallel > 1}
+    degrees = {
+        name: run.expert_parallel
+        for name, run in lineage.runs.items()
+        if run.kind in ("sft", "dpo") and run.built and run.expert_parallel > 1
+    }
     if not degrees:
         return
     experts = _routed_experts_of_base(settings, base)
@@ -324,8 +363,10 @@ def _check_expert_parallel(lineage: Lineage, settings: Mapping[str, Any], base: 
         run = lineage.runs[name]
         where = f"runs.{name} (scales.{lineage.scale}.train.expert_parallel: {degree})"
         if run.processes_per_node % degree:
-            raise ConfigError(f"{where} does not divide the {run.processes_per_node} processes of a node; experts "
-                              "are split within a node")
+            raise ConfigError(
+                f"{where} does not divide the {run.processes_per_node} processes of a node; experts "
+                "are split within a node"
+            )
         if experts == 0:
             raise ConfigError(f"{where}: the model has no routed experts; set expert_parallel: 1")
         if experts and experts % degree:
@@ -341,8 +382,10 @@ def _lineage_order(specs: Mapping[str, Any], data_specs: Mapping[str, Any], stag
     def depth_of(name: str) -> int:
         if name not in depth:
             spec = specs[name]
-            before = [*spec.get("parents", []), *(data_specs[d]["model"] for d in spec.get("data", [])
-                                                   if "model" in data_specs[d])]
+            before = [
+                *spec.get("parents", []),
+                *(data_specs[d]["model"] for d in spec.get("data", []) if "model" in data_specs[d]),
+            ]
             if spec["kind"] == "external" and stage1_from != "external":
                 before.append(stage1_from)
             depth[name] = 1 + max((depth_of(b) for b in before), default=-1)
@@ -380,23 +423,39 @@ def _dataset(name: str, spec: Mapping[str, Any], specs, settings, paths: Paths) 
         "preference_mix": tuple(settings["preference_mix"]["sources"]),
     }[kind]
     trains = min((run for run, s in specs.items() if name in s.get("data", [])), default=None)
-    return Dataset(name, kind, files, repeat=spec.get("repeat", 1), ties=spec.get("ties", False),
-                   sampler=spec.get("model"), trains=trains)
+    return Dataset(
+        name,
+        kind,
+        files,
+        repeat=spec.get("repeat", 1),
+        ties=spec.get("ties", False),
+        sampler=spec.get("model"),
+        trains=trains,
+    )
 
 
 def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, directories, in_lineage: bool) -> Run:
     kind = spec["kind"]
     built = in_lineage and (kind in (*TRAINED, "soup") or (kind == "base" and settings["base"]["build"]))
-    common = dict(name=name, kind=kind, directory=directories[name], built=built,
-                  parents=tuple(spec.get("parents", ())), data=tuple(spec.get("data", ())),
-                  rejected=spec.get("rejected", False), card=spec.get("card", {}))
+    common = dict(
+        name=name,
+        kind=kind,
+        directory=directories[name],
+        built=built,
+        parents=tuple(spec.get("parents", ())),
+        data=tuple(spec.get("data", ())),
+        rejected=spec.get("rejected", False),
+        card=spec.get("card", {}),
+    )
     if kind == "soup":
         count = len(common["parents"])
         weights = tuple(float(w) for w in spec.get("weights", [1 / count] * count))
         method = spec.get("method", soup_methods.DEFAULT)
         if method not in soup_methods.METHODS:
-            raise ConfigError(f"runs.{name}.method: {method!r} is not a soup method; known (lineage/soup/methods.py "
-                              f"METHODS): {', '.join(soup_methods.METHODS)}")
+            raise ConfigError(
+                f"runs.{name}.method: {method!r} is not a soup method; known (lineage/soup/methods.py "
+                f"METHODS): {', '.join(soup_methods.METHODS)}"
+            )
         return Run(**common, recipe=SoupRecipe(method=method, weights=weights))
     if kind not in TRAINED:
         return Run(**common)
@@ -415,22 +474,33 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         "adam_eps": recipe["optimizer"]["eps"],
         "grad_clip": recipe["optimizer"]["grad_clip"],
         "truncation": recipe["truncation"],
-        **{k: train[k] for k in ("global_batch_rows", "micro_batch_rows", "max_length", "precision",
-                                 "activation_checkpointing")},
+        **{
+            k: train[k]
+            for k in ("global_batch_rows", "micro_batch_rows", "max_length", "precision", "activation_checkpointing")
+        },
     }
-    values |= {k: train["speed"][k] for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens",
-                                               "fused_loss", "experts", "compile")}
+    values |= {
+        k: train["speed"][k]
+        for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens", "fused_loss", "experts", "compile")
+    }
     if kind == "dpo":
         values["beta"] = spec.get("beta", recipe["dpo_beta"])
     try:
         resolved = RECIPES[kind].from_mapping(values, complete=True)
     except RecipeError as err:
         raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
-    return Run(**common, recipe=resolved, nodes=train["nodes"], processes_per_node=train["processes"],
-               sharding=train["sharding"], accumulate=train["accumulate"],
-               expert_parallel=train.get("expert_parallel", 1), device=train["device"],
-               save_every=train["save_every"],
-               lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])})
+    return Run(
+        **common,
+        recipe=resolved,
+        nodes=train["nodes"],
+        processes_per_node=train["processes"],
+        sharding=train["sharding"],
+        accumulate=train["accumulate"],
+        expert_parallel=train.get("expert_parallel", 1),
+        device=train["device"],
+        save_every=train["save_every"],
+        lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])},
+    )
 
 
 def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run], base_dir) -> dict[str, Resources]:
@@ -438,12 +508,17 @@ def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run],
     out = {kind: Resources(**res) for kind, res in settings["resources"].items()}
     train = out["train"]
     if train.mem_mb == "auto":
-        source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else (
-            settings["base"]["path"] if not settings["base"]["build"] else None)
+        source = (
+            settings["stage1"]["path"]
+            if settings["stage1"]["from"] == "external"
+            else (settings["base"]["path"] if not settings["base"]["build"] else None)
+        )
         key = f"scales.{scale}.resources.train.mem_mb"
         if source is None:
-            raise ConfigError(f"{key}: auto plans host memory from a checkpoint given by path (the Stage-1 "
-                              "checkpoint or the Base), but this scale builds its Base; give a number of MB")
+            raise ConfigError(
+                f"{key}: auto plans host memory from a checkpoint given by path (the Stage-1 "
+                "checkpoint or the Base), but this scale builds its Base; give a number of MB"
+            )
         if not (Path(base_dir) / source).exists():
             return out  # check_paths names the missing checkpoint
         try:

@@ -83,6 +83,11 @@ class Shared:
 
 def sections(settings: Mapping[str, Any], recipe: Mapping[str, Any]) -> dict[str, Any]:
     """The typed sections of one scale, by the Lineage attribute that holds each."""
-    return {"export": _from(Export, settings["export"]), "general_mix": _from(GeneralMix, settings["general_mix"]),
-            "base": _from(Base, settings["base"]), "verifier": _from(Verifier, settings["verifier"]),
-            "preference_sources": tuple(settings["preference_mix"]["sources"]), "shared": _from(Shared, recipe)}
+    return {
+        "export": _from(Export, settings["export"]),
+        "general_mix": _from(GeneralMix, settings["general_mix"]),
+        "base": _from(Base, settings["base"]),
+        "verifier": _from(Verifier, settings["verifier"]),
+        "preference_sources": tuple(settings["preference_mix"]["sources"]),
+        "shared": _from(Shared, recipe),
+    }

@@ -41,8 +41,15 @@ BENCHMARK = Benchmark(
     fields={"messages": list},
     check=check_conversation,
     run=run,
-    rows=(TableRow("Gen degen (lower better)", "Gen degen (lower better)", (None,), False,
-                   value=lambda r: float(r["seq_rep_4"])),),
+    rows=(
+        TableRow(
+            "Gen degen (lower better)",
+            "Gen degen (lower better)",
+            (None,),
+            False,
+            value=lambda r: float(r["seq_rep_4"]),
+        ),
+    ),
     generates=True,
     unit="generated",
     model_index=ModelIndexEntry("Gen degen (seq-rep-4, lower is better)", "seq_rep_4"),

@@ -15,8 +15,9 @@ def summed_margin(record: Mapping[str, Any]) -> float:
 
 
 def per_token_margin(record: Mapping[str, Any]) -> float:
-    return (float(record["chosen_logprob"]) / max(1, int(record["chosen_tokens"]))
-            - float(record["rejected_logprob"]) / max(1, int(record["rejected_tokens"])))
+    return float(record["chosen_logprob"]) / max(1, int(record["chosen_tokens"])) - float(
+        record["rejected_logprob"]
+    ) / max(1, int(record["rejected_tokens"]))
 
 
 def run(model, chat, items: Sequence[dict], opts):
