@@ -1,4 +1,4 @@
-"""Exactly the stale jobs rerun: each row of the README's table "What reruns" against a built lineage.
+"""Exactly the stale jobs rerun: each row of the table in docs/staleness.md against a built lineage.
 
 The embedded lineage is built once (`soupF2_eval`, in the session's scratch copy); then every
 test makes one edit, reads the plan (`snakemake -n` and `--dag`), and undoes the edit, file
