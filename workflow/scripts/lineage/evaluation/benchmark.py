@@ -86,8 +86,3 @@ def check_conversation(item: Item) -> str | None:
     if messages[-1]["role"] != "user":
         return "field 'messages' must end with a user turn"
     return None
-
-
-def check_nothing(item: Item) -> str | None:
-    """For a benchmark whose schema says all."""
-    return None

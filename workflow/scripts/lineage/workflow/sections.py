@@ -14,13 +14,12 @@ from typing import Any
 from lineage.data.export import MAX_ANSWER_CHARS
 
 
-def _from(cls, section: Mapping[str, Any], **renamed):
+def _from(cls, section: Mapping[str, Any]):
     """An instance of `cls` from a config section, its keys the field names (tuples for lists)."""
     values = {}
     for f in fields(cls):
-        key = renamed.get(f.name, f.name)
-        if key in section:
-            value = section[key]
+        if f.name in section:
+            value = section[f.name]
             values[f.name] = tuple(value) if isinstance(value, list) else value
     return cls(**values)
 
