@@ -83,14 +83,18 @@ def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
     return dict(root)
 
 
-def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = False) -> dict[str, Any]:
+def verify_checkpoint(
+    directory: str | os.PathLike, *, defer_shards: bool = False, share: tuple[int, int] = (0, 1)
+) -> dict[str, Any]:
     """Check every file listed in lineage.json against its sha256; return the lineage record.
 
     Raises CheckpointError naming the first missing, truncated or altered file. Files are
     hashed in parallel threads (hashlib releases the GIL), since hashing tens of GB of shards
     on one core would otherwise cost more than reading them. With `defer_shards` the weight
     shards are only checked to exist: the caller reads them all anyway and checks their
-    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything.
+    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything. With
+    `share=(rank, ranks)` only every ranks-th listed file from the rank-th is hashed: the ranks of
+    a job split the reading (lineage.training.checkpoint_io.verify_shared); presence is checked by all.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -102,6 +106,8 @@ def verify_checkpoint(directory: str | os.PathLike, *, defer_shards: bool = Fals
             raise CheckpointError(f"{directory / name}: listed in {LINEAGE_NAME} but missing")
     if defer_shards:
         expected = {name: digest for name, digest in expected.items() if not name.endswith(".safetensors")}
+    rank, ranks = share
+    expected = dict(list(expected.items())[rank::ranks])
     workers = max(1, min(len(expected), os.cpu_count() or 1, 8))
     with ThreadPoolExecutor(workers) as pool:
         actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))

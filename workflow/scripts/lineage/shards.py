@@ -390,6 +390,17 @@ class StreamingVerifier:
         self.shutdown()
 
 
+def stored_nbytes(dtype: str, shape: Sequence[int]) -> int:
+    """Bytes of a tensor of safetensors dtype `dtype` and `shape`."""
+    return math.prod(shape) * DTYPES[dtype].itemsize
+
+
+def file_order(specs: Iterable[tuple[str, str, Sequence[int]]]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(name, safetensors dtype, shape) in the order safetensors lays tensors out in a file: widest dtypes
+    first (each stays aligned), then by name. `write_safetensors` writes in it; planned writers follow it."""
+    return sorted(((n, d, tuple(s)) for n, d, s in specs), key=lambda spec: (_WRITE_ORDER.index(spec[1]), spec[0]))
+
+
 def safetensors_header(
     specs: Sequence[tuple[str, object, Sequence[int]]], metadata: Mapping[str, str] | None = None
 ) -> tuple[bytes, int]:
@@ -437,9 +448,9 @@ def write_safetensors(
     to 8 bytes), but hashing while writing spares a second pass over the file when
     lineage.json records its checksum.
     """
-    stored = {name: _stored_dtype(name, tensor.dtype) for name, tensor in tensors.items()}
-    order = sorted(tensors, key=lambda name: (_WRITE_ORDER.index(stored[name]), name))
-    prefix, _ = safetensors_header([(name, stored[name], tuple(tensors[name].shape)) for name in order], metadata)
+    specs = file_order((name, _stored_dtype(name, t.dtype), t.shape) for name, t in tensors.items())
+    order = [name for name, _, _ in specs]
+    prefix, _ = safetensors_header(specs, metadata)
     digest = hashlib.sha256(prefix)
     with open(path, "wb") as handle:
         handle.write(prefix)

@@ -1,8 +1,8 @@
 """A model sharded with FSDP2 (`fully_shard` on each block, then the root), loaded from a checkpoint.
 
 Every rank builds the model on the meta device, shards it, allocates only its own shard, and
-rank 0 alone reads the checkpoint and broadcasts it, so host memory stays at one copy of the
-weights however many ranks a node runs. Parameters are fp32 (the optimizer's master weights);
+reads only that shard's bytes from the checkpoint (lineage.training.checkpoint_io), whatever
+layout the checkpoint is in: no rank holds the whole model, and the node reads it once. Parameters are fp32 (the optimizer's master weights);
 at bf16 the forward and backward run in bf16 and gradients are reduced in fp32.
 
 Gradients are summed across ranks, not averaged: the loss of each rank is already divided by
@@ -13,16 +13,14 @@ independent of the world size.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import torch
-from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from transformers import AutoConfig, AutoModelForCausalLM
 
 from lineage.modeling import routed_experts
-from lineage.shards import iter_shard_tensors, shard_files
+from lineage.training.checkpoint_io import load_into
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
@@ -144,16 +142,6 @@ def accumulate_unsharded(model: torch.nn.Module, last: bool) -> None:
     model.set_reshard_after_backward(last)
 
 
-def read_full_state_dict(directory: str | os.PathLike, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
-    """All tensors of a checkpoint, floating ones cast to `dtype` (rank 0 only)."""
-    directory = Path(directory)
-    state = {}
-    for file in shard_files(directory):
-        for name, tensor in iter_shard_tensors(directory / file):
-            state[name] = tensor.to(dtype) if tensor.is_floating_point() else tensor
-    return state
-
-
 def build_options(config, attn_implementation: str | None, experts_implementation: str | None) -> dict:
     """from_config keyword arguments for the attention and (MoE models only) experts implementations."""
     options = {} if attn_implementation is None else {"attn_implementation": attn_implementation}
@@ -195,26 +183,8 @@ def load_sharded_model(
     for module in model.modules():
         if module._non_persistent_buffers_set:
             model._init_weights(module)
-    state = {}
-    if env.is_main:
-        state = read_full_state_dict(directory)
-        expected = set(model.state_dict()) - set(aliases)
-        missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
-        if missing or unexpected:
-            raise RuntimeError(
-                f"{directory}: weights do not match config.json (missing {missing[:5]}, unexpected {unexpected[:5]}); "
-                "the checkpoint was written for another model shape"
-            )
-        for alias, source in aliases.items():
-            state[alias] = state[source]
-    set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+    # the layout the checkpoint came in: a child is written in it (lineage.training.output)
+    model.checkpoint_layout, _ = load_into(model, directory, env, skip=list(aliases))
     model.requires_grad_(trainable)
     model.train(trainable)
     return model
-
-
-def gather_full_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """The full state dict on rank 0 (CPU, without tied aliases); an empty dict elsewhere."""
-    aliases = tied_aliases(model)
-    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-    return {name: tensor for name, tensor in state.items() if name not in aliases}

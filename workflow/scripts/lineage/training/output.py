@@ -1,9 +1,9 @@
 """The two ends of a training run: verify the parent checkpoint, write the child checkpoint.
 
-Rank 0 reads and hashes the parent once and tells the other ranks the result (or the error),
-so a corrupt parent stops every rank with the same message. The child is written by rank 0
-from the gathered full state dict, through save_checkpoint, with a lineage record that names
-the parent, the shared root, the recipe and the data checksums.
+The ranks split the hashing of the parent's files and agree on the result, so a corrupt parent
+stops every rank with the same message. The child is written by every rank, each its own rows
+(lineage.training.checkpoint_io), in the layout the parent came in, with a lineage record that
+names the parent, the shared root, the recipe and the data checksums.
 """
 
 from __future__ import annotations
@@ -11,29 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.distributed as dist
 
-from lineage.checkpoint import init_root, lineage_record, parent_entry, save_checkpoint, verify_checkpoint
+from lineage.checkpoint import init_root, lineage_record, parent_entry
+from lineage.training.checkpoint_io import save_from, verify_shared
 from lineage.training.cli import JobOptions
 from lineage.training.dist import DistEnv, barrier
-from lineage.training.fsdp import PRECISIONS, gather_full_state_dict
+from lineage.training.fsdp import PRECISIONS, tied_aliases
 from lineage.training.recipe import TrainRecipe
 
 
 def verify_parent(options: JobOptions, env: DistEnv) -> dict[str, Any]:
-    """verify_checkpoint(--init) on rank 0; every rank gets the lineage dict or raises the same error."""
-    payload: list[Any] = [None]
-    if env.is_main:
-        try:
-            payload[0] = ("ok", verify_checkpoint(options.init))
-        except Exception as err:  # forwarded to the other ranks, then raised everywhere
-            payload[0] = ("error", f"{type(err).__name__}: {err}")
-    if env.world_size > 1:
-        dist.broadcast_object_list(payload, src=0)
-    status, value = payload[0]
-    if status == "error":
-        raise RuntimeError(f"parent checkpoint {options.init} failed verification: {value}")
-    return value
+    """verify_checkpoint(--init), its files hashed by all ranks; every rank gets the lineage dict or the same error."""
+    try:
+        return verify_shared(options.init, env)
+    except Exception as err:
+        raise type(err)(f"parent checkpoint {options.init} failed verification: {err}") from None
 
 
 def runtime_environment(env: DistEnv) -> dict[str, Any]:
@@ -83,12 +75,12 @@ def save_final(
     started: float,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Gather the weights to rank 0 and write --out (bf16 at precision bf16, else fp32); lineage.json
+    """Write --out from every rank (bf16 at precision bf16, else fp32) in the parent's layout; lineage.json
     records the recipe verbatim."""
-    state = gather_full_state_dict(model)
-    if env.is_main:
-        config = model.config
-        config.use_cache = True
+    config = model.config
+    config.use_cache = True
+    lineage = {}
+    if env.is_main:  # only rank 0 writes lineage.json
         lineage = lineage_record(
             run=options.run or options.out.name,
             kind=kind,
@@ -105,12 +97,15 @@ def save_final(
             **(extra or {}),
             **options.lineage_extra,
         )
-        save_checkpoint(
-            options.out,
-            state,
-            config=config,
-            companions_from=options.init,
-            lineage=lineage,
-            dtype=PRECISIONS[recipe.precision],
-        )
+    save_from(
+        model,
+        options.out,
+        env,
+        layout=getattr(model, "checkpoint_layout", None),
+        config=config,
+        companions_from=options.init,
+        lineage=lineage,
+        dtype=PRECISIONS[recipe.precision],
+        skip=list(tied_aliases(model)),
+    )
     barrier()
