@@ -18,6 +18,7 @@ from lineage.io import sha256_file
 from lineage.training import job
 from lineage.training.data import BatchPlan, BatchPlanError
 from lineage.training.loop import DivergedError
+from lineage.training.state import complete_states
 
 
 @pytest.fixture(scope="module")
@@ -190,9 +191,9 @@ def test_resume_after_interruption_gives_the_same_weights(base, tmp_path, monkey
         run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "resumed", **common))
     monkeypatch.undo()
     (recipe_dir,) = [p for p in state.iterdir() if p.is_dir()]
-    # ...and the step-4 save never completed, while a later one was half-written.
-    (recipe_dir / "step_000004" / "COMPLETE").unlink()
-    (recipe_dir / ".step_000005.tmp").mkdir()
+    # No state is written after the last step (the checkpoint is); a half-written later one is ignored.
+    assert [p.name for p in complete_states(recipe_dir)] == ["step_000002"]
+    (recipe_dir / ".step_000003.tmp").mkdir()
     run_in_process("train_sft", train_args(base["base"], base["sft"], tmp_path / "resumed", **common))
     full, resumed = weights(tmp_path / "full"), weights(tmp_path / "resumed")
     assert all(torch.equal(full[k], resumed[k]) for k in full)

@@ -105,6 +105,19 @@ def wait_for_step(proc: subprocess.Popen, metrics: Path, step: int, timeout: flo
     pytest.fail(f"no step {step} within {timeout} s")
 
 
+def wait_for_state(proc: subprocess.Popen, state: Path, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(state.glob("*/step_*/COMPLETE")):
+            return
+        if proc.poll() is not None:
+            pytest.fail(
+                f"training exited ({proc.returncode}) before a state was complete:\n{proc.stdout.read()[-3000:]}"
+            )
+        time.sleep(0.005)
+    pytest.fail(f"no complete state within {timeout} s")
+
+
 @pytest.mark.parametrize(
     "sig,processes",
     [
@@ -117,7 +130,9 @@ def wait_for_step(proc: subprocess.Popen, metrics: Path, step: int, timeout: flo
 def test_killed_run_resumes_to_identical_weights_and_curve(base, straight_runs, tmp_path, sig, processes):
     args = train_args(base["base"], base["sft"], tmp_path / "out", **options(tmp_path))
     proc = start(args, processes)
-    wait_for_step(proc, tmp_path / "out.metrics.jsonl", 5)  # past the first periodic state (step 4)
+    # past the first periodic state (step 4's, written in the background while step 5 runs) once it is complete
+    wait_for_step(proc, tmp_path / "out.metrics.jsonl", 5)
+    wait_for_state(proc, tmp_path / "state")
     signal_job(proc.pid, sig)
     output, _ = proc.communicate(timeout=240)
 

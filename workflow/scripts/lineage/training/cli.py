@@ -36,6 +36,7 @@ class JobOptions:
     accumulate: str
     expert_parallel: int
     save_every: int
+    save_every_minutes: float
     keep_states: int
     device: str
     peak_flops: float | None
@@ -84,6 +85,13 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     )
     runtime = parser.add_argument_group("runtime (never changes the weights)")
     runtime.add_argument("--save-every", type=int, default=0, help="write resumable state every k steps (0 = never)")
+    runtime.add_argument(
+        "--save-every-minutes",
+        type=float,
+        default=0,
+        help="write resumable state when this many minutes passed since the last (0 = by steps only); "
+        "states are written in the background, never after the last step",
+    )
     runtime.add_argument("--keep-states", type=int, default=2, help="resumable states to keep")
     runtime.add_argument(
         "--device",
@@ -111,8 +119,8 @@ def parse_training_args(
         recipe = recipe_from_args(args, cls)
     except ValueError as err:
         parser.error(f"recipe: {err}")
-    if args.save_every and args.state_dir is None:
-        parser.error("--save-every needs --state-dir (a folder outside --out for the resumable state)")
+    if (args.save_every or args.save_every_minutes) and args.state_dir is None:
+        parser.error("--save-every and --save-every-minutes need --state-dir (a folder outside --out for the state)")
     if args.state_dir is not None and Path(args.state_dir).resolve().is_relative_to(Path(args.out).resolve()):
         parser.error(
             f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is replaced whole"

@@ -30,7 +30,15 @@ from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
 from lineage.training.preemption import Preempted, StopRequest
 from lineage.training.recipe import TrainRecipe
-from lineage.training.state import COMPLETE, latest_state, load_state, recipe_state_dir, save_state, state_name
+from lineage.training.state import (
+    COMPLETE,
+    StateSaver,
+    latest_state,
+    load_state,
+    recipe_state_dir,
+    save_state,
+    state_name,
+)
 
 
 @dataclass
@@ -115,6 +123,10 @@ def _lock_state(state_dir, env: DistEnv) -> StateLock | None:
     return lock
 
 
+def _minutes_since(moment: float) -> float:
+    return (time.perf_counter() - moment) / 60
+
+
 def _train(
     options: JobOptions,
     recipe,
@@ -131,9 +143,10 @@ def _train(
 ) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
-    state_dir = None
+    state_dir, saver = None, None
     if options.state_dir is not None:
         state_dir = recipe_state_dir(options.state_dir, recipe_hash, prune=env.is_main)
+        saver = StateSaver(state_dir, env, keep=options.keep_states)
         barrier()
         resumed = latest_state(state_dir, recipe_hash)
         if resumed is not None:
@@ -147,6 +160,7 @@ def _train(
     names = ("loss", *stat_names)
 
     began = time.perf_counter()
+    saved_at = began
     upcoming = step_data(start) if start < recipe.steps else None
     for step in range(start, recipe.steps):
         t0 = time.perf_counter()
@@ -167,6 +181,7 @@ def _train(
                     data.tokens if data.head_tokens is None else data.head_tokens,
                     data.attention_pairs,
                     stop.requested is not None,
+                    _minutes_since(saved_at) >= (options.save_every_minutes or math.inf),
                 ],
                 dtype=torch.float64,
                 device=env.device,
@@ -184,7 +199,17 @@ def _train(
                 step,
                 {"recipe_hash": recipe_hash, "totals": totals},
                 stop,
+                saver,
             )
+        if (
+            saver is not None
+            and step > start
+            and (counts[5] > 0 or (options.save_every and step % options.save_every == 0))
+        ):
+            # the state after `step` steps, written while this step runs; never the last step's (the checkpoint is)
+            pending = saver.save(step, model, optimizer, {"recipe_hash": recipe_hash, "totals": totals})
+            saved_at = time.perf_counter()
+            print0(f"saving state of step {step} to {pending} in the background")
         sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
         for index, micro in enumerate(data.micro_batches):
             last = index == len(data.micro_batches) - 1
@@ -247,18 +272,11 @@ def _train(
                 "peak_mem_gib": peak_mem,
             }
         )
+        if saver is not None and saver.poll() is not None:
+            last_saved = f"the saved state of step {int(saver.published.name[len('step_') :])} ({saver.published})"
         check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
-        if state_dir is not None and options.save_every and (step + 1) % options.save_every == 0:
-            saved = save_state(
-                state_dir,
-                step + 1,
-                model,
-                optimizer,
-                env,
-                {"recipe_hash": recipe_hash, "totals": totals},
-                keep=options.keep_states,
-            )
-            last_saved = f"the saved state of step {step + 1} ({saved})"
+    if saver is not None:
+        saver.wait()
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
@@ -272,11 +290,14 @@ def _stop(
     done: int,
     meta: dict[str, Any],
     stop: StopRequest,
+    saver: StateSaver | None,
 ) -> None:
     """Save the state after `done` of `steps` steps (unless that state exists) and raise Preempted."""
     why = f"stop requested ({stop.requested or 'signal on another rank'}) after step {done}/{steps}"
     if state_dir is None:
         raise Preempted(f"{why}; no --state-dir, so the rerun starts over")
+    if saver is not None:
+        saver.wait()
     if done == 0:
         raise Preempted(f"{why}; nothing to save yet, the rerun starts over")
     saved = state_dir / state_name(done)
