@@ -132,6 +132,7 @@ for _name in L.runs_of("sft", "dpo"):
             # splitting the experts regroups their gradient sums (float rounding): tracked like the world size
             expert_parallel=_run.expert_parallel,
             save_every=untracked(_run.save_every),
+            save_every_minutes=untracked(_run.save_every_minutes),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
             reference=flags(
@@ -142,7 +143,8 @@ for _name in L.runs_of("sft", "dpo"):
             "{params.launch} {params.script} --run {params.run} --init {input.init:q} {params.data} {params.reference}"
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
             " --sharding {params.sharding} --accumulate {params.accumulate} --expert-parallel {params.expert_parallel}"
-            " --save-every {params.save_every} --state-dir {params.state_dir}"
+            " --save-every {params.save_every} --save-every-minutes {params.save_every_minutes}"
+            " --state-dir {params.state_dir}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
             " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 

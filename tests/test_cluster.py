@@ -60,9 +60,10 @@ def test_one_node_launches_accelerate_and_several_launch_one_accelerate_per_node
     assert words[-3:] == ["workflow/scripts/launch_node.sh", "8", "2"]  # 64 CPUs a node shared by 32 ranks
 
 
-def test_planned_host_memory_covers_rank0s_full_model_and_every_process():
+def test_planned_host_memory_covers_the_staged_state_and_every_process():
     small, large = host_memory_mb(1_000_000, 8), host_memory_mb(31_600_000_000, 8)
-    assert large >= 31.6e9 * 6 / 2**20 + 8 * 6 * 1024  # fp32 state dict + its saved copy, 8 processes
+    assert large >= 31.6e9 * 12 / 2**20 + 8 * 6 * 1024  # fp32 weights and two Adam moments staged, 8 processes
+    assert host_memory_mb(31_600_000_000, 8, nodes=2) < large  # the state is spread over the nodes
     assert small % 1024 == 0 and small < large < 900_000  # the constant it replaces asked for 900 GB
     assert host_memory_mb(1_000_000, 1) < small
 

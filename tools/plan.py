@@ -101,6 +101,13 @@ FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about th
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
 INTER_GBS = 45.0  # assumed across nodes: 400 Gb/s per GPU (one NIC each), GB/s
 A2A_GBS = INTRA_GBS  # assumed all-to-all bus bandwidth within a node, GB/s per GPU (messages of ~100 MB: NVLink-bound)
+# Checkpoint I/O, measured on one H200 (benchmarks/checkpoint_io.py; benchmarks/RESULTS.md "Checkpoint I/O"):
+# one rank's bytes per second reading its rows from a cold page cache, and writing them (pwrite, sha256, fsync);
+# the former path's rank 0 reading the whole checkpoint into fp32, and gathering and writing it alone.
+RANK_READ_GBS = 1.01
+RANK_WRITE_GBS = 0.36
+RANK0_READ_GBS = 0.80
+RANK0_WRITE_GBS = 0.26
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
 
@@ -779,7 +786,7 @@ def lineage_table(args) -> str:
                     lines.append(
                         f"| {shown} | {spec['steps']:,} | {source} | {step.tokens:,.0f} | "
                         f"{step.micro_steps:.1f} | {nodes} | {degree} | {sharding} | "
-                        f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus) / 1024:,.0f} | "
+                        f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus, nodes) / 1024:,.0f} | "
                         f"{timing.overlapped:.1f}-{timing.serial:.1f} | "
                         f"{hours[0]:,.2f}-{hours[1]:,.2f} | {hours[0] * world:,.1f}-{hours[1] * world:,.1f} |"
                     )
@@ -804,6 +811,7 @@ def lineage_table(args) -> str:
             f"{train['global_batch_rows'] * spec['steps']:,} | "
             f"{step_seconds(flops, args.gpus, args.peak_tflops, args.mfu or MEASURED_MFU) / 3600:,.1f} |"
         )
+    lines.append("\n" + checkpoint_io_note(counts.total, args.gpus, config))
     weights_gib = 2 * counts.total / GIB
     lines.append(
         f"\nEach scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
@@ -811,6 +819,24 @@ def lineage_table(args) -> str:
         "with packs of 32,768 tokens)."
     )
     return "\n".join(lines)
+
+
+def checkpoint_io_note(params: int, ranks: int, config: dict) -> str:
+    """Load and save seconds of one training job's checkpoint, every rank its share against rank 0 alone."""
+    gb = 2 * params / 1e9  # bf16
+    trained = [spec for spec in config["runs"].values() if spec["kind"] in ("sft", "dpo")]
+    load, save = gb / ranks / RANK_READ_GBS, gb / ranks / RANK_WRITE_GBS
+    old_load, old_save = gb / RANK0_READ_GBS, gb / RANK0_WRITE_GBS
+    return (
+        f"Checkpoint I/O of a training job ({gb:.1f} GB in bf16, {ranks} ranks each reading and writing its "
+        f"1/{ranks} at one rank's measured {RANK_READ_GBS:g} GB/s read, {RANK_WRITE_GBS:g} GB/s write+hash; "
+        f"assumes the node's storage sustains {ranks * RANK_READ_GBS:.1f} / {ranks * RANK_WRITE_GBS:.1f} GB/s): "
+        f"load {load:.0f} s, save {save:.0f} s; rank 0 alone, the former path: load {old_load:.0f} s, save "
+        f"{old_save:.0f} s. The {len(trained)} trained runs of config.yaml each load a parent and save a child: "
+        f"{len(trained) * (load + save) / 60:.0f} min of I/O against "
+        f"{len(trained) * (old_load + old_save) / 60:.0f} min. Resumable states are written in the background "
+        "(StateSaver): a step pauses only while they are staged in host memory."
+    )
 
 
 def planned_peak(run: Measured) -> float:
@@ -888,7 +914,7 @@ def main(argv=None) -> int:
         "--mfu",
         type=float,
         default=None,
-        help=f"model FLOPs utilisation (default {MEASURED_MFU:.1%}; --lineage: as measured at each pack size)",
+        help=f"model FLOPs utilisation (default {MEASURED_MFU * 100:.1f}%%; --lineage: as measured at each pack size)",
     )
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")

@@ -25,11 +25,13 @@ from lineage.shards import read_header, shard_files
 LAUNCHER = "python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml"
 NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
 
-# Host memory of a training node (mem_mb: auto). Rank 0 holds the whole model in fp32 twice at
-# most: the checkpoint it reads before broadcasting the shards, and the gathered state dict plus
-# its copy in the saved dtype at the end. Every process adds its interpreter, torch, the CUDA
+# Host memory of a training node (mem_mb: auto). No rank holds the model: each reads and writes its
+# own rows, a tensor at a time (lineage.training.checkpoint_io). What grows with the model is the
+# resumable state written in the background: every rank stages its shard of the fp32 weights and
+# both AdamW moments in host memory while a thread writes it (lineage.training.state.StateSaver),
+# the node's share of 12 bytes a parameter. Every process adds its interpreter, torch, the CUDA
 # context and pinned buffers.
-RANK0_BYTES_PER_PARAM = 4 + 2
+STATE_BYTES_PER_PARAM = 4 + 4 + 4
 PROCESS_OVERHEAD_MB = 6 * 1024
 HOST_MARGIN = 1.15
 
@@ -95,10 +97,9 @@ def launch_command(nodes: int, processes_per_node: int, resources: Resources) ->
     return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node), str(threads)])
 
 
-def host_memory_mb(params: int, processes_per_node: int) -> int:
-    """Memory per training node (its first node, where rank 0 holds the full model, is the largest;
-    Slurm asks the same of every node)."""
-    need = params * RANK0_BYTES_PER_PARAM / 2**20 + processes_per_node * PROCESS_OVERHEAD_MB
+def host_memory_mb(params: int, processes_per_node: int, nodes: int = 1) -> int:
+    """Memory per training node: its ranks' staged share of the resumable state, and their processes."""
+    need = params * STATE_BYTES_PER_PARAM / nodes / 2**20 + processes_per_node * PROCESS_OVERHEAD_MB
     return int(math.ceil(need * HOST_MARGIN / 1024)) * 1024
 
 

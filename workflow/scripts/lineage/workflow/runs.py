@@ -93,6 +93,7 @@ class Run:
     )
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
+    save_every_minutes: float = 0  # ... and when this many minutes passed since the last (0: by steps only)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
     card: Mapping[str, Any] = field(default_factory=dict)
 
@@ -499,6 +500,7 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         expert_parallel=train.get("expert_parallel", 1),
         device=train["device"],
         save_every=train["save_every"],
+        save_every_minutes=float(train.get("save_every_minutes", 0)),
         lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])},
     )
 
