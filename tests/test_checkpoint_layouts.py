@@ -18,13 +18,23 @@ from pathlib import Path
 
 import pytest
 import torch
-from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, train_args
+from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, run_in_process, train_args
 from safetensors import safe_open
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from lineage.checkpoint import BUNDLE_FILES, TOKENIZER_FILES, copy_companion_files, save_checkpoint, verify_checkpoint
+from lineage.checkpoint import (
+    BUNDLE_FILES,
+    LINEAGE_NAME,
+    TOKENIZER_FILES,
+    copy_companion_files,
+    read_lineage,
+    save_checkpoint,
+    verify_checkpoint,
+    write_lineage,
+)
 from lineage.layouts import LayoutError, resolve_layout
 from lineage.shards import INDEX_NAME, shard_files
+from lineage.soup.stream import make_soup
 from lineage.training.checkpoint_io import checkpoint_shapes
 
 HELPER = REPO / "tests" / "_save_roundtrip.py"
@@ -213,3 +223,24 @@ def _family(pid: int) -> list[int]:
         family.append(current := queue.pop())
         queue += children.get(current, [])
     return family
+
+
+def test_a_soup_of_one_model_in_two_layouts_equals_the_soup_of_one_layout_byte_for_byte(base, tmp_path):
+    """Two children of one parent; the second also re-saved by transformers in the Hub's layout."""
+    children = {}
+    for name, lr in (("a", 3e-3), ("b", 1e-3)):
+        children[name] = tmp_path / name
+        run_in_process("train_sft", train_args(base["base"], base["sft"], children[name], steps=2, lr=lr))
+    hub_b = hub_copy(children["b"], tmp_path / "b_hub")
+    record = {k: v for k, v in read_lineage(children["b"]).items() if k not in ("files", "file_stats")}
+    write_lineage(hub_b, record)  # the same run, in another layout
+    make_soup([("a", children["a"]), ("b", children["b"])], tmp_path / "soup", run="soup")
+    mixed = make_soup([("a", children["a"]), ("b", hub_b)], tmp_path / "mixed", run="mixed")
+    assert any("another checkpoint layout" in note for note in mixed["notes"])
+    for name in [*shard_files(tmp_path / "soup"), INDEX_NAME]:
+        assert (tmp_path / "mixed" / name).read_bytes() == (tmp_path / "soup" / name).read_bytes(), name
+    hub_first = make_soup([("b", hub_b), ("a", children["a"])], tmp_path / "hub_first", run="hub_first")
+    assert set(tensor_specs(tmp_path / "hub_first")) == set(tensor_specs(hub_b))  # the first parent's layout
+    expected, got = model_weights(tmp_path / "soup"), model_weights(tmp_path / "hub_first")
+    assert all(torch.equal(expected[k], got[k]) for k in expected)
+    assert hub_first["tensors"] == len(tensor_specs(hub_b)) and (tmp_path / "hub_first" / LINEAGE_NAME).is_file()

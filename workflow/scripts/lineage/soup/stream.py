@@ -48,6 +48,7 @@ from lineage.soup.checks import (
     trace_root,
 )
 from lineage.soup.methods import DEFAULT, METHODS
+from lineage.soup.translate import translation
 
 # Bytes of each parent read (and hashed) at a time, and averaged at a time. Large reads keep
 # the per-block bookkeeping of reader, verifier and writer small against the bytes moved; small
@@ -63,14 +64,14 @@ VERIFY_MODES = ("stat", "content")
 def read_order(parents: Sequence[Parent]) -> list[str]:
     """Tensor order that reads every parent's shards one after another.
 
-    Sorted by each parent's shard, then by the first parent's byte offset: when the parents
-    are sharded alike (or cut from one tensor order at other sizes) each shard file is opened
+    Sorted by each parent's shard (but those read through a translation), then by the first parent's
+    byte offset: when the parents are sharded alike (or cut from one tensor order at other sizes) each shard file is opened
     once and read front to back.
     """
     ranks = [{shard: i for i, shard in enumerate(sorted({s for s, _ in p.layout.values()}))} for p in parents]
 
-    def key(name: str) -> tuple[int, ...]:
-        shards = (rank[p.layout[name][0]] for rank, p in zip(ranks, parents, strict=True))
+    def key(name: str) -> tuple[int, ...]:  # a parent read through a translation is read out of order anyway
+        shards = (rank[p.layout[name][0]] for rank, p in zip(ranks, parents, strict=True) if p.segments is None)
         return (*shards, parents[0].layout[name][1].start)
 
     return sorted(parents[0].layout, key=key)
@@ -111,6 +112,9 @@ def prepare_parents(
         parents.append(parent)
     check_roots(parents)
     check_configs(parents)
+    for other in parents[1:]:  # one model in another layout: read through a translation to the first's names
+        if set(other.layout) != set(parents[0].layout):
+            other.segments = translation(parents[0], other)
     check_tensors(parents)
     return parents
 
@@ -154,6 +158,11 @@ def make_soup(
     parents = prepare_parents(specs, weights, allow_unnormalized, verify=verify)
     root = check_roots(parents)
     notes = check_files(parents)
+    notes += [
+        f"{p.name} holds the model in another checkpoint layout; read through a translation to {parents[0].name}'s"
+        for p in parents
+        if p.segments is not None
+    ]
     for note in notes:
         log(f"note: {note}")
     phases = {"check": time.time() - started}
@@ -250,6 +259,8 @@ def stream_average(
             acc, part, factors = scratch[np.float64 if entry.dtype == "F64" else np.float32]
             dtype = entry.numpy_dtype
             for number, parent in enumerate(parents):
+                if parent.segments is not None:  # read out of order: its shards are closed at the end
+                    continue
                 shard = parent.layout[name][0]
                 if shard != current[number]:
                     if current[number] is not None:
@@ -257,11 +268,15 @@ def stream_average(
                     current[number] = shard
             for begin in range(0, entry.nbytes, block_bytes):
                 size = min(block_bytes, entry.nbytes - begin)
-                views = [reader.view(name, begin, size) for reader in readers]
-                futures = [
-                    verifier.feed(parent.layout[name][0], parent.layout[name][1].start + begin, view)
-                    for verifier, view, parent in zip(verifiers, views, parents, strict=True)
-                ]
+                views, futures = [], []
+                for reader, verifier, parent in zip(readers, verifiers, parents, strict=True):
+                    pieces = [
+                        (n, at, reader.view(n, at, nbytes)) for n, at, nbytes in _pieces(parent, name, begin, size)
+                    ]
+                    futures += [
+                        verifier.feed(parent.layout[n][0], parent.layout[n][1].start + at, v) for n, at, v in pieces
+                    ]
+                    views.append(pieces[0][2] if len(pieces) == 1 else b"".join(v for _, _, v in pieces))
                 hashed.append([future for future in futures if future is not None])
                 while len(hashed) > VERIFY_AHEAD:  # bound how far the verifiers lag (and raise a mismatch early)
                     for future in hashed.popleft():
@@ -280,6 +295,19 @@ def stream_average(
         for verifier, parent in zip(verifiers, parents, strict=True):
             verifier.finish(sorted({shard for shard, _ in parent.layout.values()}))
     return writer, {p.name: dict(r.opens) for p, r in zip(parents, readers, strict=True)}
+
+
+def _pieces(parent: Parent, name: str, begin: int, size: int) -> list[tuple[str, int, int]]:
+    """(the parent's tensor, byte offset, bytes) covering bytes [begin, begin + size) of the first parent's `name`."""
+    if parent.segments is None:
+        return [(name, begin, size)]
+    pieces, at = [], 0
+    for segment in parent.segments[name]:
+        low, high = max(begin, at), min(begin + size, at + segment.nbytes)
+        if low < high:
+            pieces.append((segment.name, segment.offset + low - at, high - low))
+        at += segment.nbytes
+    return pieces
 
 
 def _headers(parent: Parent) -> dict[str, dict[str, TensorEntry]]:
