@@ -45,8 +45,9 @@ def _tied(model) -> list[str]:
     return tied
 
 
-def translation(first: Parent, other: Parent) -> dict[str, list[Segment]]:
-    """{first's tensor name: the segments of `other` that hold it}; SoupError when they are not one model."""
+def translation(first: Parent, other: Parent) -> dict[str, list[Segment]] | None:
+    """{first's tensor name: the segments of `other` that hold it}; None when they are not one model in two
+    layouts (lineage.soup.checks.check_tensors then names the differences)."""
     model = _meta_model(first.directory)
     skip = _tied(model)
     try:
@@ -54,10 +55,8 @@ def translation(first: Parent, other: Parent) -> dict[str, list[Segment]]:
             resolve_layout(p.directory, {n: e.shape for n, (_, e) in p.layout.items()}, model, skip=skip)
             for p in (first, other)
         ]
-    except LayoutError as err:
-        raise SoupError(
-            f"tensors of {first.name} and {other.name} differ and are not one model in two layouts: {err}"
-        ) from None
+    except LayoutError:
+        return None
     segments: dict[str, list[Segment]] = {}
     for target, mine in layouts[0].pieces.items():
         theirs = layouts[1].pieces[target]
