@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.19")
@@ -34,7 +35,8 @@ from lineage.workflow.digests import (  # noqa: E402
     record_external,
 )
 from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
-from lineage.workflow.checks import ConfigError, flags  # noqa: E402
+from lineage.errors import EXIT_CODES  # noqa: E402
+from lineage.workflow.checks import ConfigError, flags, schema_reason  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
 from lineage.data.screen import control_tokens  # noqa: E402
 
@@ -42,10 +44,23 @@ from lineage.data.screen import control_tokens  # noqa: E402
 configfile: "config.yaml"
 
 
+def refuse(reason) -> None:
+    """Stop before any job with the reason alone (not Snakemake's stack of the workflow's files) and the
+    config error's exit code."""
+    print(f"config error: {reason}", file=sys.stderr)
+    sys.exit(EXIT_CODES["ConfigError"])
+
+
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
-config.update(numbers_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
-validate(config, str(SCHEMA))
-L = build_lineage(config)
+try:
+    config.update(numbers_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
+    validate(config, str(SCHEMA))
+except WorkflowError as err:
+    refuse(schema_reason(err))
+try:
+    L = build_lineage(config)
+except ConfigError as err:
+    refuse(err)
 P = L.paths
 
 # Scripts run as `python ...`: this interpreter's bin/ goes first on PATH so that they run in the

@@ -99,12 +99,15 @@ def rows(out, run, nodes=1, e=1, sharding="full"):
 
 
 def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
-    assert plan.main(["--lineage", "--nodes-list", "1,2"]) == 0
+    assert plan.main(["--lineage", "--nodes-list", "1,2", "--expert-parallel-list", "1,8"]) == 0
     out = capsys.readouterr().out
+    for run in ("sftw2", "sftw4", "sftwF", "stage1_sft"):  # the full scale's defaults (E=8, 16k packs) fit 80 GB
+        (row,) = rows(out, run, e=8)
+        assert not row["nofit"] and float(row["gib"]) < 80, (run, row)
     for run in ("stage1_sft", "dpo1", "dpo4", "sftw2", "sftw4", "sftwF"):
         assert rows(out, run) and rows(out, run, nodes=2, sharding="hybrid"), run
-    for run in ("dpo1", "dpo4", "dpo_lr1em6 (rejected)", "dpo_sftw2 (rejected)"):  # DPO now fits one node
-        (row,) = rows(out, run)
+    for run in ("dpo1", "dpo4", "dpo_lr1em6 (rejected)", "dpo_sftw2 (rejected)"):  # DPO fits one node
+        (row,) = rows(out, run, e=8)
         assert not row["nofit"] and float(row["gib"]) < 80, (run, row)
     shared = re.findall(r"^\| dpo_lr1em6_reference \| (.*?) \|", out, re.M)
     assert shared == ["dpo_lr1em6, dpo_lr2em6, dpo_lr5em7"]  # one reference job for the three doses
@@ -125,9 +128,9 @@ def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
         for i in range(4)
     ]
     reference.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert plan.main(["--lineage", "--nodes-list", "1"]) == 0
+    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1"]) == 0
     bound = capsys.readouterr().out
-    assert plan.main(["--lineage", "--nodes-list", "1", "--pair-lengths", str(reference)]) == 0
+    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1", "--pair-lengths", str(reference)]) == 0
     real = capsys.readouterr().out
     assert "4 pairs, mean 1,000 tokens, longest 1,000" in real
 

@@ -701,6 +701,8 @@ def lineage_table(args) -> str:
     """
     config = yaml.safe_load(CONFIG.read_text())
     train = config["scales"]["full"]["train"]
+    if args.expert_parallel_list is None:
+        args.expert_parallel_list = [train.get("expert_parallel", 1)]
     model = build_meta_model(args.family, args.size, args.vocab)
     counts = count_params(model)
     experts = expert_params(model)
@@ -942,8 +944,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--expert-parallel-list",
         type=lambda text: [int(n) for n in text.split(",")],
-        default=[1],
-        help="expert-parallel degrees of --lineage (e.g. 1,8)",
+        default=None,
+        help="expert-parallel degrees of --lineage (e.g. 1,8; default: the full scale's train.expert_parallel)",
     )
     parser.add_argument(
         "--a2a-gbs", type=float, default=A2A_GBS, help="all-to-all bandwidth within a node, GB/s per GPU"

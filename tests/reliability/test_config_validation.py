@@ -11,6 +11,7 @@ import yaml
 from workflow_helpers import REPO, snakemake
 
 from lineage.canonical import numbers_by_schema
+from lineage.errors import EXIT_CODES
 from lineage.workflow.runs import ConfigError, build_lineage
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -160,8 +161,22 @@ def test_snakemake_refuses_a_bad_overlay_before_any_job(tmp_path):
     overlay = tmp_path / "bad.yaml"
     overlay.write_text("runs:\n  sftwF:\n    lr: -0.001\n")
     proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
-    assert proc.returncode != 0
-    assert "lr" in proc.stderr + proc.stdout and "sftwF" in proc.stderr + proc.stdout
+    assert proc.returncode == EXIT_CODES["ConfigError"]
+    assert (
+        proc.stderr.strip().splitlines()[-1]
+        == "config error: runs.sftwF.lr: -0.001 is less than or equal to the minimum of 0"
+    )
+    assert 'File "' not in proc.stderr + proc.stdout  # the reason alone, no stack of the workflow's files
+
+
+def test_snakemake_refuses_a_lineage_error_with_its_reason_alone(tmp_path):
+    overlay = tmp_path / "missing.yaml"
+    overlay.write_text("scales:\n  embedded:\n    export:\n      path: no/such/export.jsonl\n")
+    proc = snakemake("-n", "sftwF", "--configfile", str(overlay), check=False)
+    assert proc.returncode == EXIT_CODES["ConfigError"], proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("config error: scales.embedded.export.path: 'no/such/export.jsonl' does not exist"), last
+    assert 'File "' not in proc.stderr + proc.stdout
 
 
 @pytest.mark.parametrize("name", ["general_mix", "evaluate", "data", "sftwF_eval"])

@@ -273,10 +273,13 @@ def load_model(
 ):
     """Verify a checkpoint, then load it with transformers from safetensors only."""
     import torch
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from lineage.modeling import check_kernel_shape
 
     verify_checkpoint(directory)
     device = torch.device(device)
+    check_kernel_shape(AutoConfig.from_pretrained(directory), device)
     # straight onto a GPU: several ranks of one node would otherwise each hold the whole model in host memory
     placement = {"device_map": device} if device.type == "cuda" else {}
     model = AutoModelForCausalLM.from_pretrained(

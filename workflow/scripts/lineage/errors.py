@@ -38,6 +38,7 @@ EXIT_CODES = {
     "HeadLossError": 4,
     "FlashAttention4Error": 4,
     "ExpertParallelError": 4,
+    "KernelShapeError": 4,
     "CheckpointError": 5,
     "IntegrityError": 5,
     "DiskFullError": 6,

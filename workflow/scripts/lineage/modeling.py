@@ -51,7 +51,9 @@ SHAPES: dict[tuple[str, str], dict] = {
         num_key_value_heads=2,
         head_dim=16,
         intermediate_size=128,
-        mamba_num_heads=4,
+        # 8 heads: the Mamba-2 input projection is then 296 wide, a multiple of 8 as causal-conv1d's CUDA
+        # kernel needs of its input's strides (mamba_kernel_misfit)
+        mamba_num_heads=8,
         mamba_head_dim=16,
         n_groups=1,
         ssm_state_size=16,
@@ -149,6 +151,40 @@ def build_config(family: str, size: str, tokenizer, vocab_size: int | None = Non
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         use_cache=True,
+    )
+
+
+class KernelShapeError(ValueError):
+    """A model shape the installed GPU kernels cannot run; the message says which sizes to change."""
+
+
+def check_kernel_shape(config, device) -> None:
+    """On a GPU with causal-conv1d installed (transformers then takes its path), refuse a shape it cannot run."""
+    import importlib.util
+
+    if str(device).startswith("cuda") and importlib.util.find_spec("causal_conv1d") is not None:
+        problem = mamba_kernel_misfit(config)
+        if problem:
+            raise KernelShapeError(problem)
+
+
+def mamba_kernel_misfit(config) -> str | None:
+    """Why the Mamba-2 CUDA kernels cannot run this shape, or None.
+
+    causal-conv1d reads the convolution's input as a channel-last view of the input projection's
+    output, and needs its strides (the projection's width) to be multiples of 8.
+    """
+    if getattr(config, "model_type", None) != "nemotron_h":
+        return None
+    inner = config.mamba_num_heads * config.mamba_head_dim
+    width = 2 * inner + 2 * config.n_groups * config.ssm_state_size + config.mamba_num_heads
+    if width % 8 == 0:
+        return None
+    return (
+        f"the Mamba-2 input projection is {width} wide (2 x {inner} + 2 x {config.n_groups} x "
+        f"{config.ssm_state_size} + {config.mamba_num_heads} heads); causal-conv1d's CUDA kernel needs a multiple "
+        "of 8. Choose mamba_num_heads, mamba_head_dim, n_groups and ssm_state_size to fit, or uninstall "
+        "causal-conv1d to run the reference path"
     )
 
 

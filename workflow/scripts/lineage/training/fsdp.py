@@ -19,7 +19,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from lineage.modeling import routed_experts
+from lineage.modeling import check_kernel_shape, routed_experts
 from lineage.training.checkpoint_io import load_into
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
@@ -170,6 +170,7 @@ def load_sharded_model(
     experts_implementation applies to MoE models only (transformers' grouped_mm or eager).
     """
     config = AutoConfig.from_pretrained(directory)
+    check_kernel_shape(config, env.device)
     config.use_cache = False
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
