@@ -20,6 +20,7 @@ written by this rank. Outputs go under --workdir (never the repository).
 Run as (one GPU):
     python benchmarks/checkpoint_io.py --workdir /tmp/ckpt-bench
     python benchmarks/checkpoint_io.py --workdir /tmp/ckpt-bench --size tiny --vocab 2048   # a quick look on CPU
+    python benchmarks/checkpoint_io.py --workdir /tmp/state-bench --layers ME --phases state-sync,state-async
 Several GPUs: the phases run under `accelerate launch --num_processes N benchmarks/checkpoint_io.py --phase ...`.
 """
 
@@ -56,6 +57,10 @@ def write_checkpoints(args) -> None:
 
     token_ids = types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0)
     config = build_config(args.family, args.size, token_ids, vocab_size=args.vocab)
+    if args.layers:  # fewer layers of the same widths (a state of the full shape may not fit the disk)
+        from lineage.modeling import _CARD_LAYERS
+
+        config.layers_block_type = [_CARD_LAYERS[c] for c in args.layers]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
     with torch.device(device):
@@ -128,6 +133,7 @@ def run_phase(args) -> None:
             result["pause_s"] = round(time.perf_counter() - started, 2)
             saver.wait()
         result["state_gib"] = round(sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) / 2**30, 2)
+        shutil.rmtree(out, ignore_errors=True)  # a state is 12 bytes a parameter: leave the disk to the next phase
     else:
         model = load_sharded_model(args.workdir / "hub", env, precision="bf16", trainable=False)
         out = args.workdir / f"out-{args.phase}"
@@ -173,6 +179,9 @@ def main() -> None:
     parser.add_argument("--family", default="nemotron_h")
     parser.add_argument("--size", default="30b_a3b_reduced")
     parser.add_argument("--vocab", type=int, default=131072)
+    parser.add_argument(
+        "--layers", default=None, help="layer pattern of the card's letters (M Mamba-2, E MoE, * attention)"
+    )
     parser.add_argument(
         "--phase", choices=PHASES, default=None, help="run one phase here (default: all, each its own process)"
     )

@@ -130,7 +130,10 @@ def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
     reference.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1"]) == 0
     bound = capsys.readouterr().out
-    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1", "--pair-lengths", str(reference)]) == 0
+    assert (
+        plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1", "--pair-lengths", str(reference)])
+        == 0
+    )
     real = capsys.readouterr().out
     assert "4 pairs, mean 1,000 tokens, longest 1,000" in real
 
