@@ -8,8 +8,10 @@ code path (and its numerics) is the same whether one process runs or eight.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import os
 import socket
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -126,8 +128,17 @@ def barrier() -> None:
 
 
 def close() -> None:
-    if dist.is_initialized():
-        dist.destroy_process_group()
+    """Leave the process group. On a clean end, first wait for every rank (a barrier), so that no rank
+    tears down its connections, and exits, while a collective it took part in (a gather's sends) may
+    still be in flight on a peer: a rank that did so could die of SIGABRT ("terminate called without an
+    active exception") after its interpreter ended, failing a job whose output was written. On an
+    error, leave at once: a peer may never reach the barrier."""
+    if not dist.is_initialized():
+        return
+    if sys.exc_info()[0] is None and dist.get_world_size() > 1:
+        dist.barrier()
+    dist.destroy_process_group()
+    gc.collect()  # release the backend's work objects while the interpreter is whole
 
 
 def print0(*args, **kwargs) -> None:
