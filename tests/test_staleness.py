@@ -445,6 +445,7 @@ def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_p
     "change",
     [
         "scales:\n  embedded:\n    train:\n      save_every: 3\n",  # resumable state only
+        "scales:\n  embedded:\n    train:\n      save_every_minutes: 15\n",  # ... and by time
         "recipe:\n  soup_verify: content\n",  # how parents are checked, not what a soup writes
         # where the ranks run: the same world of 2 as 2 nodes of 1 (tests/test_slurm_nodes.py trains both)
         "scales:\n  embedded:\n    train:\n      nodes: 2\n      processes: 1\n",
