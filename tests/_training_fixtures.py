@@ -196,6 +196,23 @@ def launch_async(
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
 
 
+def process_family(pid: int) -> list[int]:
+    """A process and all its descendants (accelerate's ranks run in process groups of their own, so
+    killpg would miss them), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        children.setdefault(int(text[text.rindex(")") + 2 :].split()[1]), []).append(int(stat.parent.name))
+    family, queue = [], [pid]
+    while queue:
+        family.append(current := queue.pop())
+        queue += children.get(current, [])
+    return family
+
+
 def metrics(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

@@ -18,7 +18,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, run_in_process, train_args
+from _training_fixtures import (
+    LAUNCHER,
+    REPO,
+    SCRIPTS,
+    build_base,
+    launch,
+    losses,
+    process_family,
+    run_in_process,
+    train_args,
+)
 from safetensors import safe_open
 from transformers import AutoConfig, AutoModelForCausalLM
 
@@ -198,7 +208,7 @@ def test_kill_9_mid_save_leaves_the_last_good_checkpoint(base, tmp_path):
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert marker.exists(), "the save never reached its rows"
-    for pid in _family(proc.pid):
+    for pid in process_family(proc.pid):
         os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before, "the last good checkpoint is untouched"
@@ -207,22 +217,6 @@ def test_kill_9_mid_save_leaves_the_last_good_checkpoint(base, tmp_path):
     run_helper(base["hub"], out, 2)
     assert not list(tmp_path.glob(".ckpt.tmp-*"))
     assert tensor_specs(out) == tensor_specs(base["hub"])
-
-
-def _family(pid: int) -> list[int]:
-    """A process and all its descendants (accelerate's ranks run in process groups of their own)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        children.setdefault(int(text[text.rindex(")") + 2 :].split()[1]), []).append(int(stat.parent.name))
-    family, queue = [], [pid]
-    while queue:
-        family.append(current := queue.pop())
-        queue += children.get(current, [])
-    return family
 
 
 def test_a_soup_of_one_model_in_two_layouts_equals_the_soup_of_one_layout_byte_for_byte(base, tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, losses, train_args, weights
+from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, losses, process_family, train_args, weights
 
 from lineage.training.preemption import PREEMPTED_EXIT_CODE
 from lineage.training.state import complete_states
@@ -71,21 +71,8 @@ def start(args: list[str], processes: int) -> subprocess.Popen:
 
 
 def signal_job(pid: int, sig: signal.Signals) -> None:
-    """Signal a process and all its descendants at once, as Slurm signals every process of a job
-    (accelerate's workers run in their own process groups, so killpg would miss them)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        parent = int(text[text.rindex(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append(int(stat.parent.name))
-    family, queue = [], [pid]
-    while queue:
-        family.append(current := queue.pop())
-        queue += children.get(current, [])
-    for member in family:
+    """Signal a process and all its descendants at once, as Slurm signals every process of a job."""
+    for member in process_family(pid):
         try:
             os.kill(member, sig)
         except ProcessLookupError:
