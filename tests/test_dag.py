@@ -39,10 +39,12 @@ def test_full_scale_evaluates_each_model_in_one_job_or_each_part_in_its_own(fres
     items = {"mmlu": "mmlu", "gsm8k": "gsm8k", "ifeval": "ifeval", "degen": "gen_prompts"}
     overlay.write_text(
         f"scale: full\nscales:\n  full:\n    stage1:\n      path: {stage1}\n"
+        "    train:\n      expert_parallel: 1\n"  # this stand-in Stage-1 has no experts to split
         f"    export:\n      path: {sample / 'battles.jsonl'}\n    eval:\n      items:\n"
         + "".join(f"        {bench}: {sample / 'eval' / name}.jsonl\n" for bench, name in items.items())
         + "      sizes: {mmlu: [8, 8], gsm8k: [4, 4], ifeval: [4, 4, 4], degen: [4]}\n"  # what the samples hold
         + f"      group_by: {group_by}\n"
+        + "runs:\n  sftwFr6:\n    overrides:\n      full:\n        expert_parallel: 1\n"
     )
     jobs = planned_jobs("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
     models, parts = (

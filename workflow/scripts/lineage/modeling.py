@@ -51,12 +51,12 @@ SHAPES: dict[tuple[str, str], dict] = {
         num_key_value_heads=2,
         head_dim=16,
         intermediate_size=128,
-        # 8 heads: the Mamba-2 input projection is then 296 wide, a multiple of 8 as causal-conv1d's CUDA
-        # kernel needs of its input's strides (mamba_kernel_misfit)
-        mamba_num_heads=8,
+        # a state of 18: the Mamba-2 input projection is then 168 wide (2 x 64 + 2 x 18 + 4), a multiple of 8
+        # as causal-conv1d's CUDA kernel needs of its input's strides (mamba_kernel_misfit); 16 made it 164
+        mamba_num_heads=4,
         mamba_head_dim=16,
         n_groups=1,
-        ssm_state_size=16,
+        ssm_state_size=18,
         conv_kernel=4,
         chunk_size=64,
         n_routed_experts=4,
