@@ -89,7 +89,7 @@ def test_eval_model_scores_the_embedded_checkpoint_on_cuda(trained, tmp_path, dt
 def test_a_shape_the_kernels_cannot_run_is_refused_before_it_reaches_them(trained, tmp_path):
     misfit = tmp_path / "misfit"
     model = AutoModelForCausalLM.from_pretrained(trained)
-    model.config.ssm_state_size = 16  # the former embedded shape: a 164-wide input projection
+    model.config.mamba_num_heads = 4  # the former embedded shape: a 164-wide input projection
     model = AutoModelForCausalLM.from_config(model.config)
     model.save_pretrained(misfit)
     with pytest.raises(KernelShapeError, match="164 wide"):

@@ -21,7 +21,7 @@ def test_every_nemotron_h_shape_of_the_project_fits_the_kernels(size):
 
 def test_a_misfit_shape_is_refused_on_a_gpu_with_the_kernels_only(monkeypatch):
     config = build_config("nemotron_h", "tiny", TOKENS, vocab_size=2048)
-    config.ssm_state_size = 16  # the former embedded shape: a 164-wide input projection
+    config.mamba_num_heads = 4  # the former embedded shape: a 164-wide input projection
     assert "164 wide" in mamba_kernel_misfit(config)
     real = importlib.util.find_spec
     monkeypatch.setattr(

@@ -51,12 +51,12 @@ SHAPES: dict[tuple[str, str], dict] = {
         num_key_value_heads=2,
         head_dim=16,
         intermediate_size=128,
-        # a state of 18: the Mamba-2 input projection is then 168 wide (2 x 64 + 2 x 18 + 4), a multiple of 8
-        # as causal-conv1d's CUDA kernel needs of its input's strides (mamba_kernel_misfit); 16 made it 164
-        mamba_num_heads=4,
+        # 8 heads: the Mamba-2 input projection is then 296 wide and the convolution 160 channels, multiples
+        # of 8 as the CUDA kernels need (mamba_kernel_misfit); 4 heads made them 164 and 96
+        mamba_num_heads=8,
         mamba_head_dim=16,
         n_groups=1,
-        ssm_state_size=18,
+        ssm_state_size=16,
         conv_kernel=4,
         chunk_size=64,
         n_routed_experts=4,
@@ -172,19 +172,21 @@ def mamba_kernel_misfit(config) -> str | None:
     """Why the Mamba-2 CUDA kernels cannot run this shape, or None.
 
     causal-conv1d reads the convolution's input as a channel-last view of the input projection's
-    output, and needs its strides (the projection's width) to be multiples of 8.
+    output and needs its strides (the projection's width) to be multiples of 8; mamba-ssm's fused
+    scan needs the convolution's channels to be a multiple of 8.
     """
     if getattr(config, "model_type", None) != "nemotron_h":
         return None
     inner = config.mamba_num_heads * config.mamba_head_dim
-    width = 2 * inner + 2 * config.n_groups * config.ssm_state_size + config.mamba_num_heads
-    if width % 8 == 0:
+    channels = inner + 2 * config.n_groups * config.ssm_state_size
+    width = inner + channels + config.mamba_num_heads
+    if width % 8 == 0 and channels % 8 == 0:
         return None
     return (
-        f"the Mamba-2 input projection is {width} wide (2 x {inner} + 2 x {config.n_groups} x "
-        f"{config.ssm_state_size} + {config.mamba_num_heads} heads); causal-conv1d's CUDA kernel needs a multiple "
-        "of 8. Choose mamba_num_heads, mamba_head_dim, n_groups and ssm_state_size to fit, or uninstall "
-        "causal-conv1d to run the reference path"
+        f"the Mamba-2 input projection is {width} wide and its convolution has {channels} channels "
+        f"({config.mamba_num_heads} heads of {config.mamba_head_dim}, {config.n_groups} group(s) of state "
+        f"{config.ssm_state_size}); the CUDA kernels (causal-conv1d, mamba-ssm) need multiples of 8. Choose "
+        "the Mamba sizes to fit (heads a multiple of 8 does it), or uninstall causal-conv1d to run the reference path"
     )
 
 
