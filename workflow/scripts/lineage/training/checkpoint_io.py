@@ -406,9 +406,3 @@ def save_from(
                 config.save_pretrained(tmp)
                 write_lineage(tmp, lineage, known_sha256=digests)
     return counts
-
-
-def parent_layout(directory: str | os.PathLike, model: torch.nn.Module, skip: Sequence[str] = ()) -> Layout | None:
-    """The layout to write a child of the checkpoint at `directory` in (None: the model's own names)."""
-    layout = checkpoint_layout(directory, model, skip)
-    return None if layout.is_native else layout

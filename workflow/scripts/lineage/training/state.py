@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -150,18 +149,15 @@ class StateSaver:
         self._pending: tuple[Future, Path, Path, int, dict[str, Any]] | None = None
         self._in_flight = False  # the same on every rank, unlike _pending (rank 0 may publish early)
         self.published: Path | None = None
-        self.staging_s = 0.0
 
     def save(self, step: int, model, optimizer, meta: dict[str, Any]) -> Path:
         """Start writing the state after `step` steps (collective); return where it will appear."""
         self.wait()
-        started = time.perf_counter()
         tmp, final = _begin(self.state_dir, step, self.env)
         model_state, optim_state = get_state_dict(model, optimizer)
         future = dcp.async_save(
             {"model": model_state, "optim": optim_state}, checkpoint_id=tmp, process_group=self.group
         )
-        self.staging_s += time.perf_counter() - started
         self._pending, self._in_flight = (future, tmp, final, step, meta), True
         return final
 
