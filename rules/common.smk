@@ -195,6 +195,16 @@ def launcher(run):
     return launch_command(run.nodes, run.processes_per_node, L.resources["train"])
 
 
+def eval_launcher():
+    """How an evaluation or sampling job starts: on GPUs one process per GPU it is given, each a
+    whole replica of the model running a share of the batches (lineage/evaluation/replicas.py);
+    on a CPU one process."""
+    resources = L.resources["eval"]
+    if L.eval.device != "cuda" or resources.gpus <= 1:
+        return "python"
+    return launch_command(1, resources.gpus, resources)
+
+
 def table_results(table):
     """The results of a table's columns and of the runs they are compared with."""
     return [f for run in L.table_runs_evaluated(table) for f in L.eval_parts(run)]

@@ -39,10 +39,11 @@ rule evaluate:
         **resources_of("eval"),
     params:
         code=code("eval_model.py"),
+        launch=untracked(eval_launcher()),
         flags=lambda wc: L.eval.flags(L.eval.job_parts(getattr(wc, "part", None))),
         out_dir=lambda wc: f"{P.eval}/{wc.run}",
     shell:
-        "python workflow/scripts/eval_model.py --model {input.model:q} --run {wildcards.run}"
+        "{params.launch} workflow/scripts/eval_model.py --model {input.model:q} --run {wildcards.run}"
         " {params.flags} --out-dir {params.out_dir:q} > {log} 2>&1"
         " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 

@@ -51,11 +51,13 @@ rule verifier_pairs:
     wildcard_constraints:
         dataset=one_of(L.verifier_rounds),
     conda:
-        "../envs/eval.yaml"
+        # on GPUs: + the Mamba-2 kernels, as the training and eval jobs have them
+        "../envs/eval-gpu.yaml" if L.eval.device == "cuda" else "../envs/eval.yaml"
     resources:
         **resources_of("eval"),
     params:
         code=code("verifier_pairs.py"),
+        launch=untracked(eval_launcher()),
         round=lambda wc: L.datasets[wc.dataset].trains,
         eval_items=flags("eval-items", VERIFIER_EVAL_ITEMS),
         samples=L.verifier.samples,
@@ -68,7 +70,7 @@ rule verifier_pairs:
         dtype=L.eval.dtype,
         seed=L.shared.seed,
     shell:
-        "python workflow/scripts/verifier_pairs.py --model {input.model:q} --round {params.round}"
+        "{params.launch} workflow/scripts/verifier_pairs.py --model {input.model:q} --round {params.round}"
         " --prompts {input.prompts:q} {params.eval_items} --samples {params.samples}"
         " --temperature {params.temperature} --top-p {params.top_p} --max-new-tokens {params.max_new_tokens}"
         " --max-pairs-per-prompt {params.max_pairs} --batch-size {params.batch_size}"

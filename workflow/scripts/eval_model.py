@@ -13,6 +13,10 @@ those parts (default: every part of every benchmark given). Each part writes
 `<out-dir>/<benchmark>_<part>.json` (the score in 0-1, its secondary measures, the item ids, the
 settings and the wall time) and `.records.jsonl` (one line per item: prompt, output or
 log-likelihoods, verdict). Every item file is read and checked before the model is loaded.
+
+Launched on several processes (`accelerate launch --num_processes N`, one per GPU), every rank loads
+the whole model and runs every N-th batch of the one-process plan (lineage/evaluation/replicas.py):
+the records are byte-identical to one process's, in 1/N of the time. Rank 0 writes them.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ from pathlib import Path
 
 import torch
 
-from lineage.checkpoint import load_model, read_lineage
+from lineage.checkpoint import read_lineage
 from lineage.errors import run_cli
 from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.evaluation.generation import CACHES
 from lineage.evaluation.items import load_items, select_items
 from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
+from lineage.evaluation.replicas import Replicas, load_replica
 from lineage.evaluation.tasks import RunOptions
 from lineage.io import write_json, write_jsonl
+from lineage.training import dist as tdist
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": None}
 
@@ -161,8 +167,10 @@ def evaluate(
     model: torch.nn.Module,
     chat: ChatRenderer,
     lineage: dict,
+    replicas: Replicas,
 ) -> dict:
-    """Run one part on the loaded model; write its result JSON and records; return the result."""
+    """Run one part on the loaded model (this rank's share of its batches); rank 0 writes its result
+    JSON and records; every rank returns the result."""
     bench = BENCHMARKS[part.benchmark]
     max_new_tokens = (args.max_new_tokens or bench.max_new_tokens) if bench.generates else None
     opts = RunOptions(
@@ -172,6 +180,7 @@ def evaluate(
         pack_tokens=args.pack_tokens or None,
         cache=args.cache,
         bucket=args.bucket,
+        replicas=replicas,
     )
     start = time.perf_counter()
     extras, records, n_tokens = bench.run(model, chat, selected, opts)
@@ -195,12 +204,15 @@ def evaluate(
         "cache": args.cache if bench.generates else None,
         "bucket": args.bucket if bench.generates else None,
         "device": args.device,
+        "ranks": replicas.world,
         "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
         "wall_time_s": round(wall, 3),
         "items_per_s": round(len(selected) / wall, 3) if wall else None,
         "tokens_per_s": round(n_tokens / wall, 1) if wall else None,
         "tokens_counted": f"{bench.unit} tokens ({n_tokens})",
     }
+    if not replicas.is_main:
+        return result
     out = args.out_dir / part.name
     write_jsonl(f"{out}.records.jsonl", records)
     write_json(f"{out}.json", result)
@@ -219,16 +231,22 @@ def main(argv=None) -> int:
     selections = [select(part, args.seed) for part in parts]  # every item file checked before the load
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: no CUDA device is visible")
-    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
-    chat, lineage = ChatRenderer(args.model), read_lineage(args.model)
-    print(f"loaded {args.model} in {time.perf_counter() - started:.1f}s; {len(parts)} parts", flush=True)
-    if args.pack_tokens and (reason := unpackable_reason(model)):
-        print(f"--pack-tokens {args.pack_tokens}: scoring padded instead ({reason})", flush=True)
-        args.pack_tokens = 0
-    for number, (part, selected) in enumerate(zip(parts, selections, strict=True), start=1):
-        print(f"[{number}/{len(parts)}] ", end="", flush=True)
-        evaluate(args, part, selected, model, chat, lineage)
-    print(f"{len(parts)} parts of {args.model} in {time.perf_counter() - started:.1f}s", flush=True)
+    env = tdist.init_distributed(args.device)
+    try:
+        replicas = Replicas(env.rank, env.world_size)
+        model = load_replica(args.model, env, dtype=DTYPES[args.dtype])
+        chat, lineage = ChatRenderer(args.model), read_lineage(args.model)
+        where = f" on each of {env.world_size} ranks" if env.world_size > 1 else ""
+        tdist.print0(f"loaded {args.model}{where} in {time.perf_counter() - started:.1f}s; {len(parts)} parts")
+        if args.pack_tokens and (reason := unpackable_reason(model)):
+            tdist.print0(f"--pack-tokens {args.pack_tokens}: scoring padded instead ({reason})")
+            args.pack_tokens = 0
+        for number, (part, selected) in enumerate(zip(parts, selections, strict=True), start=1):
+            tdist.print0(f"[{number}/{len(parts)}] ", end="")
+            evaluate(args, part, selected, model, chat, lineage, replicas)
+        tdist.print0(f"{len(parts)} parts of {args.model} in {time.perf_counter() - started:.1f}s")
+    finally:
+        tdist.close()
     return 0
 
 

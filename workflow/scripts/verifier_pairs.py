@@ -5,6 +5,10 @@ math, IFEval-style constraints) draw --samples answers, check each programmatica
 verified answer (chosen) with a failed one (rejected), and report the acceptance rate per
 prompt type. Refuses to start when a training prompt is also an evaluation item.
 
+Launched on several processes (`accelerate launch --num_processes N`, one per GPU), every rank
+loads the whole model and samples every N-th batch; each batch draws from a generator seeded by
+(seed, batch number), so the pairs are those of one process for the same seed. Rank 0 writes them.
+
 Run as:
     python workflow/scripts/verifier_pairs.py --model results/embedded/models/dpo1 --round dpo2 \
         --prompts resources/sample/verifier_prompts.jsonl --eval-items resources/sample/eval/gsm8k.jsonl \
@@ -23,12 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-from lineage.checkpoint import load_model  # noqa: E402
 from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
+from lineage.evaluation.replicas import Replicas, load_replica  # noqa: E402
 from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
+from lineage.training import dist as tdist  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -69,13 +74,8 @@ def load_prompts(path: str, eval_files: list[str]) -> list[dict]:
     return items
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    started = time.perf_counter()
-    items = load_prompts(args.prompts, args.eval_items)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: no CUDA device is visible")
-    model = load_model(args.model, dtype=DTYPES[args.dtype], device=args.device).eval()
+def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: Replicas) -> tuple[list[dict], dict]:
+    """Sample, check and pair (this rank's share of the batches sampled, every rank gets all)."""
     chat = ChatRenderer(args.model)
     prompts = [chat.encode(chat.render(chat.with_system(messages(item)))) for item in items]
     generations = generate_sampled(
@@ -89,6 +89,7 @@ def main(argv=None) -> int:
         stop_ids=chat.stop_token_ids(),
         pad_id=chat.pad_token_id(),
         batch_size=args.batch_size,
+        replicas=replicas,
     )
     texts = [[chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in row] for row in generations]
     verdicts = [[verify(item, text) for text in row] for item, row in zip(items, texts, strict=True)]
@@ -103,14 +104,18 @@ def main(argv=None) -> int:
         top_p=args.top_p,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
+        ranks=replicas.world,
         eval_files_checked=args.eval_items,
-        wall_time_s=round(time.perf_counter() - started, 2),
     )
     if not rows:
         raise DataError(
             f"{args.model}: no prompt of {args.prompts} got both a verified and a failed answer "
             f"({stats['total']}); raise --samples or --temperature so the round has pairs to learn from"
         )
+    return rows, stats
+
+
+def write_outputs(args: argparse.Namespace, rows: list[dict], stats: dict) -> None:
     write_jsonl(args.out, rows)
     write_json(args.stats, stats)
     for kind, rates in stats["by_type"].items():
@@ -119,6 +124,23 @@ def main(argv=None) -> int:
             f"({rates['acceptance_rate']:.1%}), {rates['pairs']} pairs from {rates['prompts_with_pairs']} prompts"
         )
     print(f"{len(rows)} pairs -> {args.out} ({stats['wall_time_s']} s)")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    items = load_prompts(args.prompts, args.eval_items)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device is visible")
+    env = tdist.init_distributed(args.device)
+    try:
+        model = load_replica(args.model, env, dtype=DTYPES[args.dtype])
+        rows, stats = sample_pairs(args, items, model, Replicas(env.rank, env.world_size))
+        stats["wall_time_s"] = round(time.perf_counter() - started, 2)
+        if env.is_main:
+            write_outputs(args, rows, stats)
+    finally:
+        tdist.close()
     return 0
 
 

@@ -270,14 +270,17 @@ def load_model(
     dtype: torch.dtype | None = None,
     device: str | torch.device = "cpu",
     trust_remote_code: bool = False,
+    verify: bool = True,
 ):
-    """Verify a checkpoint, then load it with transformers from safetensors only."""
+    """Verify a checkpoint (unless the caller did: `verify=False`), then load it with transformers
+    from safetensors only."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from lineage.modeling import check_kernel_shape
 
-    verify_checkpoint(directory)
+    if verify:
+        verify_checkpoint(directory)
     device = torch.device(device)
     check_kernel_shape(AutoConfig.from_pretrained(directory), device)
     # straight onto a GPU: several ranks of one node would otherwise each hold the whole model in host memory

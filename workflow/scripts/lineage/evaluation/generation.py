@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lineage.evaluation.replicas import ONE, Replicas
+
 
 @dataclass(frozen=True)
 class Generation:
@@ -100,8 +102,10 @@ def generate_greedy(
     batch_size: int = 8,
     cache: str = "dynamic",
     bucket: int = 1,
+    replicas: Replicas = ONE,
 ) -> list[Generation]:
-    """Greedy continuations of token-id prompts, in prompt order."""
+    """Greedy continuations of token-id prompts, in prompt order (each rank of `replicas` decodes
+    its share of the batches; every rank returns all the generations)."""
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     if not prompts:
@@ -121,9 +125,9 @@ def generate_greedy(
             max_new_tokens=max_new_tokens,
             stop_ids=stop_ids,
         )
-    results: list[Generation | None] = [None] * len(prompts)
-    for start in range(0, len(order), batch_size):
-        batch = order[start : start + batch_size]
+    computed: dict[int, Generation] = {}
+    planned = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    for _, batch in replicas.mine(planned):
         ids, mask = left_padded([prompts[i] for i in batch], pad_id, bucket)
         if decoder is not None:
             new = decoder.decode(ids, mask)
@@ -131,8 +135,8 @@ def generate_greedy(
             out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
             new = out[:, ids.shape[1] :]
         for r, i in enumerate(batch):
-            results[i] = cut_at_stop(new[r].tolist(), stop_ids)
-    return results  # type: ignore[return-value]
+            computed[i] = cut_at_stop(new[r].tolist(), stop_ids)
+    return replicas.merge([None] * len(prompts), computed)
 
 
 @torch.inference_mode()
@@ -194,11 +198,13 @@ def generate_sampled(
     stop_ids: Sequence[int],
     pad_id: int,
     batch_size: int = 8,
+    replicas: Replicas = ONE,
 ) -> list[list[Generation]]:
     """`samples` sampled continuations per prompt, in prompt order (batched, left-padded, KV cache).
 
-    Reproducible for a given seed, batch size and device: each batch reseeds the generator
-    with (seed, batch number), so a rerun draws the same samples.
+    Reproducible for a given seed, batch size and device, whatever the number of ranks: each batch
+    reseeds the generator with (seed, batch number) and batch numbers are those of the one-rank plan,
+    so a rerun draws the same samples, on one rank or several.
     """
     if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
         raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
@@ -207,8 +213,9 @@ def generate_sampled(
         model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, temperature=temperature, top_p=top_p
     )
     config.num_return_sequences = samples
-    results: list[list[Generation]] = []
-    for number, start in enumerate(range(0, len(prompts), batch_size)):
+    computed: dict[int, list[Generation]] = {}
+    starts = list(range(0, len(prompts), batch_size))
+    for number, start in replicas.mine(starts):
         batch = prompts[start : start + batch_size]
         ids, mask = left_padded(batch, pad_id)
         width = ids.shape[1]
@@ -216,5 +223,5 @@ def generate_sampled(
         out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
         for row in range(len(batch)):  # generate returns each prompt's samples consecutively
             rows = out[row * samples : (row + 1) * samples, width:]
-            results.append([cut_at_stop(r.tolist(), stop_ids) for r in rows])
-    return results
+            computed[start + row] = [cut_at_stop(r.tolist(), stop_ids) for r in rows]
+    return replicas.merge([None] * len(prompts), computed)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from lineage.evaluation.replicas import ONE, Replicas
 from lineage.evaluation.scoring import Score, model_max_length, prepare_requests
 from lineage.evaluation.token_logprobs import target_logprobs
 from lineage.training import varlen_attention
@@ -148,8 +149,10 @@ def packed_loglikelihood(
     pad_id: int = 0,
     max_length: int | None = None,
     chunk_tokens: int = 4096,
+    replicas: Replicas = ONE,
 ) -> list[Score]:
-    """Score every (context, continuation) request on packed sequences; results in request order.
+    """Score every (context, continuation) request on packed sequences; results in request order
+    (each rank of `replicas` scores its share of the packs; every rank returns all the scores).
 
     Raises PackingError when nothing keeps packed requests apart in this model here
     (`unpackable_reason` says so up front; the padded `scoring.loglikelihood` works everywhere).
@@ -163,7 +166,7 @@ def packed_loglikelihood(
     lengths = [len(c) + len(k) for c, k, _ in prepared]
     logprobs, hits, order = [], [], []  # per scored position, in pack order; the requests in that order
     with attention_for_packing(model) as varlen:
-        for members in first_fit(lengths, pack_tokens):
+        for _, members in replicas.mine(first_fit(lengths, pack_tokens)):
             pack = build_pack(members, prepared, pad_id)
             batch = {
                 "input_ids": pack.input_ids,
@@ -182,13 +185,13 @@ def packed_loglikelihood(
                 logprobs.append(chunk_logprobs)
                 hits.append(chunk_hits)
             order += members
+    if not order:  # more ranks than packs
+        return replicas.merge([None] * len(prepared), {})
     # Summed on the host in a fixed order: the same float64 sums on every run (device atomics would not be).
     values = torch.cat(logprobs).cpu().double().numpy()
     greedy = torch.cat(hits).cpu().numpy()
     counts = [len(prepared[i][1]) for i in order]
     starts = np.cumsum([0] + counts[:-1])
     sums, all_hit = np.add.reduceat(values, starts), np.logical_and.reduceat(greedy, starts)
-    scores: list[Score | None] = [None] * len(prepared)
-    for k, i in enumerate(order):
-        scores[i] = Score(float(sums[k]), counts[k], bool(all_hit[k]), prepared[i][2])
-    return scores  # type: ignore[return-value]
+    computed = {i: Score(float(sums[k]), counts[k], bool(all_hit[k]), prepared[i][2]) for k, i in enumerate(order)}
+    return replicas.merge([None] * len(prepared), computed)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lineage.evaluation.replicas import ONE, Replicas
+
 
 @dataclass(frozen=True)
 class Score:
@@ -161,14 +163,16 @@ def loglikelihood(
     pad_id: int = 0,
     max_length: int | None = None,
     max_batch_tokens: int | None = None,
+    replicas: Replicas = ONE,
 ) -> list[Score]:
-    """Score every (context, continuation) request; results in request order."""
+    """Score every (context, continuation) request; results in request order (each rank of
+    `replicas` runs its share of the batches; every rank returns all the scores)."""
     device = _device(model)
     prepared = prepare_requests(requests, max_length or model_max_length(model))
     lengths = [len(c) + len(k) for c, k, _ in prepared]
     order = sorted(range(len(prepared)), key=lambda i: -lengths[i])
-    results: list[Score | None] = [None] * len(prepared)
-    for batch in batches(order, lengths, batch_size, max_batch_tokens):
+    computed: dict[int, Score] = {}
+    for _, batch in replicas.mine(batches(order, lengths, batch_size, max_batch_tokens)):
         rows = [prepared[i][0] + prepared[i][1] for i in batch]
         width = max(len(r) for r in rows)
         ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
@@ -189,8 +193,8 @@ def loglikelihood(
             target = torch.tensor(continuation, device=logprobs.device)
             picked = logprobs.gather(-1, target[:, None]).squeeze(-1)
             greedy = bool((row_logits.argmax(-1) == target).all())
-            results[i] = Score(float(picked.double().sum()), len(continuation), greedy, truncated)
-    return results  # type: ignore[return-value]
+            computed[i] = Score(float(picked.double().sum()), len(continuation), greedy, truncated)
+    return replicas.merge([None] * len(prepared), computed)
 
 
 @torch.inference_mode()
@@ -204,6 +208,7 @@ def choice_logprobs(
     pad_id: int = 0,
     max_length: int | None = None,
     max_batch_tokens: int | None = None,
+    replicas: Replicas = ONE,
 ) -> list[list[float]]:
     """Log-probability of each one-token choice after each context, one forward per batch of contexts.
 
@@ -221,9 +226,9 @@ def choice_logprobs(
         prepared.append(list(context)[-(max_length - 1) :] if max_length else list(context))
     lengths = [len(p) for p in prepared]
     order = sorted(range(len(prepared)), key=lambda i: -lengths[i])
-    results: list[list[float] | None] = [None] * len(prepared)
+    computed: dict[int, list[float]] = {}
     targets = torch.tensor(list(choice_ids))
-    for batch in batches(order, lengths, batch_size, max_batch_tokens):
+    for _, batch in replicas.mine(batches(order, lengths, batch_size, max_batch_tokens)):
         width = max(len(prepared[i]) for i in batch)
         ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -239,8 +244,8 @@ def choice_logprobs(
             if tails[i]:
                 tail_ids = torch.tensor(prepared[i][-tails[i] :], device=logprobs.device)
                 shared = float(logprobs[:-1].gather(-1, tail_ids[:, None]).double().sum())
-            results[i] = (logprobs[-1][targets.to(logprobs.device)] + shared).tolist()
-    return results  # type: ignore[return-value]
+            computed[i] = (logprobs[-1][targets.to(logprobs.device)] + shared).tolist()
+    return replicas.merge([None] * len(prepared), computed)
 
 
 @torch.inference_mode()

@@ -14,6 +14,7 @@ from lineage.evaluation.benchmark import Benchmark
 from lineage.evaluation.generation import generate_greedy
 from lineage.evaluation.packed_scoring import packed_loglikelihood
 from lineage.evaluation.prompts import ChatRenderer
+from lineage.evaluation.replicas import ONE, Replicas
 from lineage.evaluation.scoring import Score, loglikelihood
 
 
@@ -25,14 +26,22 @@ class RunOptions:
     pack_tokens: int | None = None  # log-likelihood on packed sequences of this many tokens (None: padded)
     cache: str = "dynamic"  # generation's KV cache (lineage/evaluation/generation.py)
     bucket: int = 1  # generation prompts padded to a multiple of this
+    replicas: Replicas = ONE  # the ranks sharing the batches (lineage/evaluation/replicas.py)
 
 
 def score_requests(model, requests, opts: RunOptions, pad_id: int) -> list[Score]:
     """Log-likelihood of each (context, continuation): packed when opts.pack_tokens, else padded batches."""
     if opts.pack_tokens:
-        return packed_loglikelihood(model, requests, pack_tokens=opts.pack_tokens, pad_id=pad_id)
+        return packed_loglikelihood(
+            model, requests, pack_tokens=opts.pack_tokens, pad_id=pad_id, replicas=opts.replicas
+        )
     return loglikelihood(
-        model, requests, batch_size=opts.batch_size, pad_id=pad_id, max_batch_tokens=opts.max_batch_tokens
+        model,
+        requests,
+        batch_size=opts.batch_size,
+        pad_id=pad_id,
+        max_batch_tokens=opts.max_batch_tokens,
+        replicas=opts.replicas,
     )
 
 
@@ -49,6 +58,7 @@ def generate(model, chat: ChatRenderer, conversations: Sequence[list[dict]], opt
         batch_size=opts.batch_size,
         cache=opts.cache,
         bucket=opts.bucket,
+        replicas=opts.replicas,
     )
     texts = [chat.tokenizer.decode(list(o.token_ids), skip_special_tokens=True) for o in outs]
     return prompts_text, outs, texts

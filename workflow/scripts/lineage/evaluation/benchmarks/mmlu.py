@@ -83,6 +83,7 @@ def run(model, chat, items: Sequence[dict], opts):
             batch_size=opts.batch_size,
             pad_id=chat.pad_token_id(),
             max_batch_tokens=opts.max_batch_tokens,
+            replicas=opts.replicas,
         )
         for (index, _, _), lp in zip(members, got):
             logprobs[index] = lp
