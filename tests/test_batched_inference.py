@@ -120,6 +120,43 @@ def test_generation_batched_equals_naive_with_ragged_stops(model):
         )
 
 
+def test_continuous_batching_equals_naive_whatever_shares_the_batch(model):
+    """Rows refilled as answers end (rows of 1, 2 and 3 for 9 prompts): every item's tokens are those of
+    decoding it alone, with stops ending rows at different steps and rows finishing by length."""
+    prompts = _prompts(9, seed=8)
+    free = naive_generate(model, prompts, max_new_tokens=12, stop_ids=[])
+    stops = _stop_tokens_at_different_steps(free)
+    reference = naive_generate(model, prompts, max_new_tokens=12, stop_ids=stops)
+    assert {g.finish_reason for g in reference} == {"stop", "length"}
+    for batch_size in (1, 2, 3):
+        got = generate_greedy(
+            model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=batch_size, cache="continuous"
+        )
+        assert got == reference, f"batch_size {batch_size}"
+    # a prompt that stops at its first token, and a length of one token
+    first = [free[0].token_ids[0]]
+    assert generate_greedy(
+        model, prompts[:3], max_new_tokens=12, stop_ids=first, pad_id=0, batch_size=2, cache="continuous"
+    ) == naive_generate(model, prompts[:3], max_new_tokens=12, stop_ids=first)
+    assert generate_greedy(
+        model, prompts[:3], max_new_tokens=1, stop_ids=[], pad_id=0, batch_size=2, cache="continuous"
+    ) == naive_generate(model, prompts[:3], max_new_tokens=1, stop_ids=[])
+
+
+def test_a_length_of_its_own_per_prompt(model):
+    """Per-prompt lengths (what the throughput benchmark gives its items): each ends where decoding it
+    alone with that length ends, in fixed batches and with rows refilled."""
+    prompts = _prompts(7, seed=9)
+    limits = [1, 9, 3, 12, 5, 2, 7]
+    stops = [naive_generate(model, prompts[:1], max_new_tokens=12, stop_ids=[])[0].token_ids[4]]
+    reference = [naive_generate(model, [p], max_new_tokens=n, stop_ids=stops)[0] for p, n in zip(prompts, limits)]
+    for cache in ("graph", "continuous"):
+        got = generate_greedy(
+            model, prompts, max_new_tokens=12, stop_ids=stops, pad_id=0, batch_size=3, cache=cache, limits=limits
+        )
+        assert got == reference, cache
+
+
 def test_generation_finish_reasons(model):
     prompts = _prompts(3, seed=5)
     free = naive_generate(model, prompts, max_new_tokens=5, stop_ids=[])

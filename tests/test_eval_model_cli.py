@@ -78,7 +78,7 @@ def test_one_load_evaluates_every_part_and_parts_of_one_file_are_disjoint(setup)
 
 def test_too_few_items_is_an_error_before_the_model_loads(setup, monkeypatch):
     ckpt, items, root = setup
-    monkeypatch.setattr(eval_model, "load_model", lambda *a, **k: pytest.fail("loaded the model"))
+    monkeypatch.setattr(eval_model, "load_replica", lambda *a, **k: pytest.fail("loaded the model"))
     with pytest.raises(DataError, match="only 12 items"):
         eval_model.main(
             [

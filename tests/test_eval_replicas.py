@@ -76,13 +76,18 @@ def evaluate(model, out, ranks: int, *extra: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize(
     "family, extra",
-    [("nemotron_h", ()), ("llama", ("--pack-tokens", "256"))],
-    ids=["nemotron-h padded", "llama packed"],
+    [
+        ("nemotron_h", ()),
+        ("nemotron_h", ("--cache", "continuous")),
+        ("llama", ("--pack-tokens", "256", "--cache", "continuous")),
+    ],
+    ids=["nemotron-h padded, fixed batches", "nemotron-h continuous batching", "llama packed, continuous batching"],
 )
 def test_two_ranks_write_the_records_of_one_byte_for_byte(models, family, extra):
     checkpoints, root = models
-    one = evaluate(checkpoints[family], root / family / "one", 1, *extra)
-    two = evaluate(checkpoints[family], root / family / "two", 2, *extra)
+    case = root / family / "-".join(extra)
+    one = evaluate(checkpoints[family], case / "one", 1, *extra)
+    two = evaluate(checkpoints[family], case / "two", 2, *extra)
     assert sorted(one) == [f"{p}.records.jsonl" for p in ("gsm8k_A", "ifeval_A", "margin_A", "mmlu_A")]
     assert two == one
     gsm8k = [json.loads(line) for line in one["gsm8k_A.records.jsonl"].splitlines()]

@@ -12,7 +12,9 @@ transformers compile the decode step (CUDA graphs, on GPUs) instead of launching
 every layer from Python at each token; `bucket` pads each batch's prompts up to a multiple of
 that many tokens (left, masked: the output does not change) so that few distinct shapes compile.
 `cache="graph"` keeps the static cache but skips the compiler: the eager decode step is captured
-once as a CUDA graph and replayed (lineage/evaluation/graph_decoding.py).
+once as a CUDA graph and replayed (lineage/evaluation/graph_decoding.py). `cache="continuous"`
+decodes the same way but refills a row as soon as its answer ends, from prompts prefilled alone
+(lineage/evaluation/continuous_decoding.py): no row waits for the longest answer of its batch.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Generation:
     stop_token: int | None = None
 
 
-CACHES = ("dynamic", "static", "graph")
+CACHES = ("dynamic", "static", "graph", "continuous")
 
 
 def greedy_config(model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, cache: str = "dynamic"):
@@ -103,16 +105,22 @@ def generate_greedy(
     cache: str = "dynamic",
     bucket: int = 1,
     replicas: Replicas = ONE,
+    limits: Sequence[int] | None = None,
 ) -> list[Generation]:
     """Greedy continuations of token-id prompts, in prompt order (each rank of `replicas` decodes
-    its share of the batches; every rank returns all the generations)."""
+    its share of the batches; every rank returns all the generations). `limits` gives each prompt
+    a length of its own, at most max_new_tokens (graph and continuous caches)."""
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
+    if limits is not None and (cache not in ("graph", "continuous") or len(limits) != len(prompts)):
+        raise ValueError("limits: one per prompt, with cache graph or continuous")
     if not prompts:
         return []
     device = _device(model)
     config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, cache=cache)
     order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+    if cache == "continuous":
+        return _generate_continuous(model, prompts, order, max_new_tokens, stop_ids, batch_size, replicas, limits)
     decoder = None
     if cache == "graph":
         from .graph_decoding import GraphDecoder
@@ -130,12 +138,32 @@ def generate_greedy(
     for _, batch in replicas.mine(planned):
         ids, mask = left_padded([prompts[i] for i in batch], pad_id, bucket)
         if decoder is not None:
-            new = decoder.decode(ids, mask)
+            new = decoder.decode(ids, mask, None if limits is None else [limits[i] for i in batch])
         else:
             out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
             new = out[:, ids.shape[1] :]
         for r, i in enumerate(batch):
-            computed[i] = cut_at_stop(new[r].tolist(), stop_ids)
+            computed[i] = cut_at_stop(new[r].tolist()[: None if limits is None else limits[i]], stop_ids)
+    return replicas.merge([None] * len(prompts), computed)
+
+
+def _generate_continuous(
+    model, prompts, order, max_new_tokens, stop_ids, batch_size, replicas, limits=None
+) -> list[Generation]:
+    """Continuous batching (lineage/evaluation/continuous_decoding.py): each rank decodes every N-th
+    prompt of the longest-first order, in rows of the same count on every rank."""
+    from .continuous_decoding import ContinuousDecoder
+
+    mine = [i for _, i in replicas.mine(order)]
+    decoder = ContinuousDecoder(
+        model,
+        batch_size=min(batch_size, len(prompts)),
+        cache_len=len(prompts[order[0]]) + max_new_tokens,
+        max_new_tokens=max_new_tokens,
+        stop_ids=stop_ids,
+    )
+    new = decoder.decode([prompts[i] for i in mine], None if limits is None else [limits[i] for i in mine])
+    computed = {i: cut_at_stop(tokens, stop_ids) for i, tokens in zip(mine, new, strict=True)}
     return replicas.merge([None] * len(prompts), computed)
 
 

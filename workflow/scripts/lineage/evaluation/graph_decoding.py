@@ -23,9 +23,10 @@ generate() does. Without CUDA the same loop runs eagerly (how CPU tests check it
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 
@@ -56,6 +57,69 @@ def _layer_types(config) -> list[str]:
     return list(getattr(text, "layer_types", None) or ["full_attention"])
 
 
+@contextlib.contextmanager
+def capturable_experts(model) -> Iterator[None]:
+    """Routed experts that a CUDA graph can capture, for the duration of a decode step.
+
+    torch's grouped_mm takes bf16 on CUDA; at other dtypes it reads the group sizes on the host,
+    which a capture refuses (float32 decoding then ran eagerly). transformers' batched_mm has no
+    host read: each token's experts are gathered and multiplied as a batch, which costs memory in
+    proportion to the tokens, and a decode step has one token per row. bf16 keeps grouped_mm."""
+    from lineage.modeling import routed_experts
+
+    current = getattr(model.config, "_experts_implementation", None)
+    device = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    if device.type != "cuda" or dtype == torch.bfloat16 or not routed_experts(model.config) or current != "grouped_mm":
+        yield
+        return
+    model.set_experts_implementation("batched_mm")
+    try:
+        yield
+    finally:
+        model.set_experts_implementation(current)
+
+
+class StepReplay:
+    """Runs a step: eagerly without CUDA; on a GPU the first call warms the kernels (and autotuners)
+    up with an eager step and captures the graph, every later call replays it. A step that cannot be
+    captured (a host read, a CPU tensor) runs eagerly from then on, and says where it failed."""
+
+    def __init__(self, step, device: torch.device):
+        self.step = step
+        self.capture = device.type == "cuda"
+        self.graph: torch.cuda.CUDAGraph | None = None
+
+    def __call__(self) -> None:
+        if not self.capture:
+            self.step()
+            return
+        if self.graph is None:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                self.step()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(graph):  # records a step without running it: the state stays as it was
+                    self.step()
+            except RuntimeError as err:  # a host read or a CPU tensor inside the model's step
+                self.capture = False
+                frames = traceback.extract_tb(err.__traceback__)
+                frame = next((f for f in reversed(frames) if "/torch/" not in f.filename), frames[-1])
+                print(
+                    f"graph decoding: capture failed at {frame.filename}:{frame.lineno} ({frame.name}): "
+                    f"{str(err).splitlines()[0]}; decoding eagerly on the static cache instead",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return
+            self.graph = graph
+            return
+        self.graph.replay()
+
+
 class GraphDecoder:
     """A static cache of `batch_size` x `cache_len` positions and its captured decode step."""
 
@@ -78,8 +142,6 @@ class GraphDecoder:
         self.device = next(model.parameters()).device
         self.batch_size, self.cache_len, self.max_new_tokens = batch_size, cache_len, max_new_tokens
         self.check_every = check_every
-        self.capture = self.device.type == "cuda"
-        self.graph: torch.cuda.CUDAGraph | None = None
         self.cache = StaticCache(config=model.config, max_cache_len=cache_len)
         self.mask_kinds = sorted(set(_layer_types(model.config)))
         self.additive = _attention_implementation(model.config) == "eager"  # eager adds the mask to its scores
@@ -95,6 +157,12 @@ class GraphDecoder:
         self.generated = torch.zeros((batch_size, max_new_tokens), dtype=torch.long, **on)
         self.column = torch.zeros((), dtype=torch.long, **on)  # where in `generated` this step writes
         self.done = torch.zeros((batch_size,), dtype=torch.bool, **on)
+        self.limit = torch.full((batch_size,), max_new_tokens, dtype=torch.long, **on)  # tokens a row may have
+        self.advance = StepReplay(self._captured_step, self.device)
+
+    def _captured_step(self) -> None:
+        with capturable_experts(self.model):
+            self._step()
 
     def _masks(self):
         visible = self.key_ok & (self.key_index <= self.write_at)
@@ -123,7 +191,7 @@ class GraphDecoder:
         self.write_at.add_(1)
         self.generated.index_copy_(1, self.column.reshape(1), chosen[:, None])
         self.column.add_(1)
-        self.done.logical_or_(torch.isin(chosen, self.stops))
+        self.done.logical_or_(torch.isin(chosen, self.stops) | (self.column >= self.limit))
 
     def _prefill(self, ids: torch.Tensor, mask: torch.Tensor) -> None:
         """The model's own forward over the left-padded prompts; leaves the first new token in place."""
@@ -147,42 +215,12 @@ class GraphDecoder:
         self.generated.zero_()
         self.generated[:, 0] = chosen
         self.column.fill_(1)
-        self.done.copy_(torch.isin(chosen, self.stops))
-
-    def _advance(self) -> None:
-        """Run one decode step: eagerly without CUDA; on a GPU, the first call warms the kernels
-        (and autotuners) up with an eager step and captures the graph, every later call replays it."""
-        if not self.capture:
-            self._step()
-            return
-        if self.graph is None:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                self._step()
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            try:
-                with torch.cuda.graph(graph):  # records a step without running it: the state stays as it was
-                    self._step()
-            except RuntimeError as err:  # a host read or a CPU tensor inside the model's step
-                self.capture = False
-                frames = traceback.extract_tb(err.__traceback__)
-                frame = next((f for f in reversed(frames) if "/torch/" not in f.filename), frames[-1])
-                print(
-                    f"graph decoding: capture failed at {frame.filename}:{frame.lineno} ({frame.name}): "
-                    f"{str(err).splitlines()[0]}; decoding eagerly on the static cache instead",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return
-            self.graph = graph
-            return
-        self.graph.replay()
+        self.done.copy_(torch.isin(chosen, self.stops) | (self.limit <= 1))
 
     @torch.inference_mode()
-    def decode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """New token ids (rows x steps, cut at the last step run) for one left-padded batch."""
+    def decode(self, ids: torch.Tensor, mask: torch.Tensor, limits: Sequence[int] | None = None) -> torch.Tensor:
+        """New token ids (rows x steps, cut at the last step run) for one left-padded batch; a row with
+        a limit counts as finished after that many tokens (the caller cuts its tail)."""
         rows, width = ids.shape
         if rows > self.batch_size or width + self.max_new_tokens > self.cache_len:
             raise ValueError(
@@ -193,10 +231,13 @@ class GraphDecoder:
             fill = self.batch_size - rows
             ids = torch.cat([ids, ids[-1:].expand(fill, -1)])
             mask = torch.cat([mask, mask[-1:].expand(fill, -1)])
+        self.limit.fill_(self.max_new_tokens)
+        if limits is not None:
+            self.limit[:rows] = torch.tensor(list(limits), dtype=torch.long)
         self._prefill(ids.to(self.device), mask.to(self.device))
         steps = 1
         while steps < self.max_new_tokens:
-            self._advance()
+            self.advance()
             steps += 1
             if steps % self.check_every == 0 and bool(self.done[:rows].all()):
                 break

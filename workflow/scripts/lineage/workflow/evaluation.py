@@ -34,7 +34,7 @@ class EvalSettings:
     batch_size: int
     max_batch_tokens: int
     pack_tokens: int
-    max_new_tokens: int
+    max_new_tokens: int | None  # None: each benchmark's own length
     cache: str
     bucket: int
     seed: int
@@ -68,7 +68,7 @@ class EvalSettings:
             flags("sizes", [f"{name}={','.join(map(str, p.sizes))}" for name, p in benchmarks.items() if p.sizes]),
             flags("parts", [",".join(p.name for p in parts)]),
         ]
-        words += [flags(key.replace("_", "-"), [value]) for key, value in sorted(options.items())]
+        words += [flags(key.replace("_", "-"), [value]) for key, value in sorted(options.items()) if value is not None]
         return " ".join(w for w in words if w)
 
 
