@@ -39,6 +39,21 @@ def parting(a: str, b: str) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
+def answers(bench, model, chat, items, opts) -> tuple[float | None, list[dict]]:
+    """(score, records) from the benchmark's runner; where its checkers are not installed (IFEval's
+    need lm-eval and NLTK), the answers alone, through the same generation call, and no score."""
+    try:
+        extras, records, _ = bench.run(model, chat, items, opts)
+        return extras["score"], records
+    except ImportError as missing:
+        print(f"  {bench.name}: no score ({missing}); comparing the answers only", flush=True)
+    from lineage.evaluation.tasks import generate
+
+    module = sys.modules[bench.run.__module__]
+    _, _, texts = generate(model, chat, [module.messages(item) for item in items], opts, bench)
+    return None, [{"id": bench.item_id(item), "output": text} for item, text in zip(items, texts)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=True)
