@@ -72,14 +72,15 @@ def test_the_kernels_run_the_embedded_shape_and_match_the_reference_path(trained
     assert (fast - reference).abs().max() < tolerance
 
 
+@pytest.mark.parametrize("cache", ["dynamic", "continuous"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_eval_model_scores_the_embedded_checkpoint_on_cuda(trained, tmp_path, dtype):
+def test_eval_model_scores_the_embedded_checkpoint_on_cuda(trained, tmp_path, dtype, cache):
     out = tmp_path / "eval"
     sample = REPO / "resources" / "sample" / "eval"
     command = [sys.executable, str(SCRIPTS / "eval_model.py"), "--model", str(trained), "--run", "sft"]
     command += ["--items", f"mmlu={sample / 'mmlu.jsonl'}", "--items", f"gsm8k={sample / 'gsm8k.jsonl'}"]
     command += ["--sizes", "mmlu=8,8", "--sizes", "gsm8k=4,4", "--parts", "mmlu_A,gsm8k_A", "--max-new-tokens", "16"]
-    command += ["--device", "cuda", "--dtype", dtype, "--out-dir", str(out)]
+    command += ["--device", "cuda", "--dtype", dtype, "--cache", cache, "--out-dir", str(out)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for path in sorted(out.rglob("*.jsonl")) for line in path.read_text().splitlines()]
