@@ -76,17 +76,16 @@ def main(argv=None) -> int:
                 opts = RunOptions(
                     batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, cache=cache, bucket=64
                 )
-                extras, records[cache], _ = bench.run(model, chat, items, opts)
-                correct = round(extras["score"] * len(items))
-                low, high = wilson(correct, len(items))
+                score, records[cache] = answers(bench, model, chat, items, opts)
+                low, high = (None, None) if score is None else wilson(round(score * len(items)), len(items))
                 rows.append(
                     {
                         "dtype": dtype,
                         "benchmark": name,
                         "cache": cache,
                         "n": len(items),
-                        "score": round(extras["score"], 4),
-                        "interval95": [round(low, 4), round(high, 4)],
+                        "score": None if score is None else round(score, 4),
+                        "interval95": None if low is None else [round(low, 4), round(high, 4)],
                         "same_text_as_dynamic": sum(
                             a["output"] == b["output"] for a, b in zip(records[cache], records["dynamic"])
                         ),
