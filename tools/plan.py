@@ -109,9 +109,10 @@ RANK_WRITE_GBS = 0.36
 RANK0_READ_GBS = 0.80
 RANK0_WRITE_GBS = 0.26
 # Generation, measured on one H200 (benchmarks/continuous_batching.py, 2026-12-04): the card's widths at 7 layers
-# (30b_a3b_reduced), bf16, 32 rows, 192 items each of GSM8K / IFEval / degeneration at their answer lengths;
-# tokens/s over the three. A decode step reads every layer's weights, so the 52-layer model is planned at 7/52.
-DECODE_TOKENS_PER_S = {"continuous": 5_447, "graph": 3_948}
+# (30b_a3b_reduced), bf16, the benchmarks' items at their answer lengths; tokens/s over the benchmarks of a call
+# (32 rows: 192 items each of GSM8K / IFEval / degeneration; 128 rows: 256 each of GSM8K / IFEval), by
+# (eval.cache, eval.batch_size). A decode step reads every layer's weights: the 52-layer model is planned at 7/52.
+DECODE_TOKENS_PER_S = {("graph", 32): 3_948, ("continuous", 32): 5_447, ("graph", 128): 7_956, ("continuous", 128): 7_066}
 DECODE_LAYERS_MEASURED = 7
 ANSWER_TOKENS = {"gsm8k": 184, "ifeval": 375, "degen": 298}  # mean answer lengths of that benchmark (assumed)
 SCORING_TOKENS = {"mmlu": 150, "margin": 1100}  # tokens a scored item's forward reads (prompt, both answers)
@@ -841,24 +842,27 @@ def eval_note(counts: ParamCounts, layers: int, config: dict, args) -> str:
     sizes = {name: sum(parts) for name, parts in full["eval"]["sizes"].items()}
     margin_items = 2_000  # held-out battle pairs (the card's holdout split; not known before the data stage)
     answers = sum(sizes.get(name, 0) * tokens for name, tokens in ANSWER_TOKENS.items())
-    decode = DECODE_TOKENS_PER_S.get(cache, DECODE_TOKENS_PER_S["graph"]) * DECODE_LAYERS_MEASURED / layers
+    rows = full["eval"]["batch_size"]
+    measured = min(DECODE_TOKENS_PER_S, key=lambda key: (key[0] != cache, abs(math.log2(key[1] / rows))))
+    decode = DECODE_TOKENS_PER_S[measured] * DECODE_LAYERS_MEASURED / layers
     scored = sizes.get("mmlu", 0) * SCORING_TOKENS["mmlu"] + margin_items * SCORING_TOKENS["margin"]
     score_s = 2 * counts.active * scored / (args.peak_tflops * 1e12 * SCORING_MFU)
     load_s = 2 * counts.total / 1e9 / RANK_READ_GBS  # each replica reads the whole bf16 checkpoint
     per_gpu_s = load_s + (answers / decode + score_s) / gpus
-    fixed = DECODE_TOKENS_PER_S["graph"] * DECODE_LAYERS_MEASURED / layers
-    before_s = load_s + answers / fixed + score_s  # one GPU, fixed batches: the former eval job
+    fixed = DECODE_TOKENS_PER_S[("graph", 32)] * DECODE_LAYERS_MEASURED / layers
+    before_s = load_s + answers / fixed + score_s  # one GPU, fixed batches of 32: the former eval job
     columns = [*config["eval_table"]["columns"], *config["eval_table"]["chain"]]
     rejected = [name for name, spec in config["runs"].items() if spec.get("rejected")]
     checkpoints = {"soupF2_eval (card table and chain)": len(columns), "ablations (rejected runs)": len(rejected)}
     lines = [
-        f"Evaluation: one job per checkpoint on {gpus} GPUs (resources.eval), cache {cache}; per checkpoint "
+        f"Evaluation: one job per checkpoint on {gpus} GPUs (resources.eval), cache {cache}, {rows} rows; per checkpoint "
         f"{answers:,} answer tokens (assumed mean answers: "
         f"{', '.join(f'{name} {tokens}' for name, tokens in ANSWER_TOKENS.items())} tokens) at "
-        f"{decode:,.0f} tokens/s per GPU (measured at {DECODE_LAYERS_MEASURED} layers, scaled to {layers}), "
+        f"{decode:,.0f} tokens/s per GPU (measured as {measured[0]} at {measured[1]} rows and "
+        f"{DECODE_LAYERS_MEASURED} layers, scaled to {layers}), "
         f"{scored:,} scored tokens at {SCORING_MFU:.0%} MFU, and a {load_s:.0f} s load per replica: "
         f"{per_gpu_s / 60:.1f} min a job, {per_gpu_s * gpus / 3600:.2f} GPU-hours a checkpoint (one GPU in "
-        f"fixed batches, the former job: {before_s / 60:.0f} min, {before_s / 3600:.2f} GPU-hours).",
+        f"fixed batches of 32, the former job: {before_s / 60:.0f} min, {before_s / 3600:.2f} GPU-hours).",
         "",
         "| target | checkpoints | hours (jobs in sequence) | GPU-hours |",
         "|---|---|---|---|",
