@@ -38,7 +38,8 @@ from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training import packed_attention
 from lineage.training.data import BatchPlan
-from lineage.training.fsdp import build_options, enable_activation_checkpointing, shard
+from lineage.training.checkpointing import enable_activation_checkpointing
+from lineage.training.fsdp import build_options, shard
 from lineage.training.loop import train
 from lineage.training.optim import build_optimizer
 from lineage.training.packing import boundary_inputs, missing_mamba_kernels
@@ -97,7 +98,7 @@ def random_sharded_model(config, env, recipe, seed: int, accumulate: str = "shar
     options = build_options(config, packed_attention.attention_implementation(recipe, env.device), recipe.experts)
     model = random_model(config, env.device, seed, **options)
     if recipe.activation_checkpointing:
-        enable_activation_checkpointing(model)
+        enable_activation_checkpointing(model, recipe.activation_checkpointing)
     shard(model, env, recipe.precision, recipe.compile, accumulate=accumulate)
     model.train()
     if env.device.type == "cuda":

@@ -134,6 +134,11 @@ case $PART in
           --activation-checkpointing --pack-tokens 8192 --steps 10 ;;
         z_kernels_packed_16384_compiled_ce_ac) ours $run on $nemo $packed --compile --fused-loss compiled \
           --activation-checkpointing --pack-tokens 16384 --steps 10 ;;
+        # selective checkpointing: the products' and attention's outputs kept, the elementwise work recomputed
+        sel_kernels_packed_16384_compiled_ce_sac) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --activation-checkpointing selective --pack-tokens 16384 --steps 10 ;;
+        none_kernels_packed_16384_compiled_ce) ours $run on $nemo $packed --compile --fused-loss compiled \
+          --pack-tokens 16384 --steps 10 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)

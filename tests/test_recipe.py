@@ -42,11 +42,34 @@ def test_a_dpo_pack_holds_a_whole_pair_and_the_head_gives_token_logprobs():
 
 
 @pytest.mark.parametrize(
+    "given, meant", [(True, True), ("full", True), ("none", False), (False, False), ("selective", "selective")]
+)
+def test_activation_checkpointing_is_a_switch_or_a_named_mode(given, meant):
+    """true/false stay as they were written before selective existed, so existing recipes read the same."""
+    assert SftRecipe.from_mapping({"activation_checkpointing": given}).activation_checkpointing == meant
+
+
+def test_activation_checkpointing_flag_with_and_without_a_mode():
+    import argparse
+
+    from lineage.training.recipe import add_recipe_arguments, recipe_from_args
+
+    parser = argparse.ArgumentParser()
+    add_recipe_arguments(parser, SftRecipe)
+    for argv, meant in (
+        ([], False),
+        (["--activation-checkpointing"], True),
+        (["--activation-checkpointing", "selective"], "selective"),
+    ):
+        assert recipe_from_args(parser.parse_args(argv), SftRecipe).activation_checkpointing == meant
+
+
+@pytest.mark.parametrize(
     "values, message",
     [
         ({"steps": 2.5}, "steps: expected a whole number"),
         ({"lr": "fast"}, "lr: expected a number"),
-        ({"activation_checkpointing": "yes"}, "expected true or false"),
+        ({"activation_checkpointing": "yes"}, "expected true, false or selective"),
         ({"schedule": "cyclic"}, "schedule: 'cyclic' is not one of"),
         ({"steps": 4, "warmup_steps": 5}, "warmup_steps must be in [0, steps=4]"),
         ({"pack_tokens": 8192}, "pack_tokens and packed_attention need packing"),

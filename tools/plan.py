@@ -333,6 +333,36 @@ def activation_bytes_per_token(kind: str, config) -> int:
     raise ValueError(f"unknown layer kind {kind!r}")
 
 
+def saved_bytes_per_token(kind: str, config) -> int:
+    """bf16 bytes a layer keeps under selective checkpointing (lineage/training/checkpointing.py), per token: its
+    input, and the outputs of its matrix products and attention; the elementwise work is recomputed."""
+    h = config.hidden_size
+    heads, kv = config.num_attention_heads, getattr(config, "num_key_value_heads", config.num_attention_heads)
+    head_dim = getattr(config, "head_dim", None) or h // heads
+    attention = 2 * (heads * head_dim + 2 * kv * head_dim + heads * head_dim + h)  # q, k, v, attention out, o_proj
+    if kind in ("full_attention",):
+        return 2 * h + attention
+    if kind == "linear_attention":  # in_proj and out_proj outputs (the scan's kernels recompute their inside)
+        inner = config.mamba_num_heads * config.mamba_head_dim
+        in_proj = 2 * inner + 2 * config.n_groups * config.ssm_state_size + config.mamba_num_heads
+        return 2 * h + 2 * (in_proj + h)
+    if kind == "moe":  # router logits (fp32), shared expert up/down, each routed copy's up/down outputs
+        k, expert, shared = (
+            config.num_experts_per_tok,
+            config.moe_intermediate_size,
+            config.moe_shared_expert_intermediate_size,
+        )
+        return 2 * h + 4 * config.n_routed_experts + 2 * (shared + h) + 2 * k * (expert + h)
+    if kind == "mlp":
+        return 2 * h + 2 * (config.intermediate_size + h)
+    if kind == "attention_mlp":
+        return 2 * h + attention + 2 * (2 * config.intermediate_size + h)
+    if kind == "attention_moe":
+        k, expert = config.num_experts_per_tok, config.moe_intermediate_size
+        return 2 * h + attention + 4 * config.num_experts + 2 * k * (2 * expert + h)
+    raise ValueError(f"unknown layer kind {kind!r}")
+
+
 def expert_params(module: torch.nn.Module) -> int:
     """Parameters of the routed experts under `module` (transformers' `*Experts`: 3-D weights)."""
     return sum(
@@ -384,7 +414,11 @@ def plan(
     else:
         gathered = 2 * (2 * max(block_params) + root) + 4 * max(block_params)
     per_layer = [activation_bytes_per_token(kind, model.config) for kind in layer_kinds(model)]
-    if checkpointing:
+    if checkpointing == "selective":  # every layer's kept outputs, and one layer's recomputed whole in backward
+        activations = micro_tokens * (
+            sum(saved_bytes_per_token(kind, model.config) for kind in layer_kinds(model)) + max(per_layer)
+        )
+    elif checkpointing:
         activations = micro_tokens * (2 * model.config.hidden_size * len(per_layer) + max(per_layer))
     else:
         activations = micro_tokens * sum(per_layer)
@@ -577,7 +611,12 @@ def report(result: Plan, args) -> str:
     rows = [
         ("weights + grads + AdamW (fp32, sharded)", result.static),
         (gathered, result.gathered),
-        (f"activations ({'checkpointed' if args.activation_checkpointing else 'all kept'})", result.activations),
+        (
+            "activations ("
+            + {False: "all kept", True: "checkpointed", "selective": "selective"}[args.activation_checkpointing]
+            + ")",
+            result.activations,
+        ),
         ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
         ("CUDA context, allocator slack", RUNTIME_BYTES),
     ]
@@ -941,7 +980,15 @@ def main(argv=None) -> int:
     parser.add_argument("--global-batch-rows", type=int, default=512)
     parser.add_argument("--micro-batch-rows", type=int, default=2)
     parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
-    parser.add_argument("--activation-checkpointing", action="store_true")
+    parser.add_argument(
+        "--activation-checkpointing",
+        nargs="?",
+        const=True,
+        default=False,
+        choices=[True, "selective"],
+        type=lambda text: "selective" if text == "selective" else text,
+        help="full (no value) or selective (keep the products' outputs)",
+    )
     parser.add_argument("--ce-chunk-tokens", type=int, default=0, help="as train_sft.py's flag (0: off)")
     parser.add_argument(
         "--fused-loss",

@@ -21,6 +21,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from lineage.modeling import check_kernel_shape, routed_experts
 from lineage.training.checkpoint_io import load_into
+from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
@@ -47,15 +48,6 @@ def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     if not found:
         raise RuntimeError(f"{type(model).__name__}: no blocks named in _no_split_modules={sorted(names)} to shard")
     return found
-
-
-def enable_activation_checkpointing(model: torch.nn.Module) -> None:
-    """Recompute each block's activations in backward (non-reentrant, so FSDP2's hooks see the recompute)."""
-    enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.23
-    if enable is not None:
-        enable({"use_reentrant": False})
-    else:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 SHARDINGS = ("full", "hybrid")
@@ -155,7 +147,7 @@ def load_sharded_model(
     env: DistEnv,
     *,
     precision: str,
-    activation_checkpointing: bool = False,
+    activation_checkpointing: bool | str = False,
     trainable: bool = True,
     attn_implementation: str | None = None,
     compile_blocks: bool = False,
@@ -176,7 +168,7 @@ def load_sharded_model(
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
     if activation_checkpointing:
-        enable_activation_checkpointing(model)
+        enable_activation_checkpointing(model, activation_checkpointing)
     aliases = tied_aliases(model)
     shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel)
     model.to_empty(device=env.device)

@@ -63,7 +63,12 @@ class TrainRecipe:
     precision: str = setting(
         "bf16", doc="bf16: bf16 compute over fp32 master weights and reductions; fp32: all fp32", choices=PRECISIONS
     )
-    activation_checkpointing: bool = setting(False, doc="recompute each block's activations in backward")
+    activation_checkpointing: bool | str = setting(
+        False,
+        doc="recompute each block's activations in backward: true (all of them), selective (keep the matrix "
+        "products' and attention's outputs, recompute the elementwise work; lineage/training/checkpointing.py) "
+        "or false",
+    )
     # How rows are batched and computed: none of it changes the result beyond float rounding.
     packing: bool = setting(
         False,
@@ -260,6 +265,8 @@ def add_recipe_arguments(parser: argparse.ArgumentParser, cls: type[TrainRecipe]
         options: dict[str, Any] = {"dest": f.name, "default": None, "help": f"{f.metadata['doc']} (default {shown})"}
         if hints[f.name] is bool:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, **options)
+        elif hints[f.name] == bool | str:  # a switch that also takes a named mode: --flag, --flag MODE
+            group.add_argument(flag, nargs="?", const=True, type=_flag_parser(f.name, hints[f.name]), **options)
         else:
             group.add_argument(
                 flag, type=_flag_parser(f.name, hints[f.name]), choices=f.metadata.get("choices"), **options
@@ -303,6 +310,13 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
         if not isinstance(value, bool):
             raise RecipeError(f"{name}: expected true or false, got {value!r}")
         return value
+    if hint == bool | str:  # activation_checkpointing: true / false, or a mode by name
+        words = {"true": True, "full": True, "false": False, "none": False, "selective": "selective"}
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in words:
+            return words[value.lower()]
+        raise RecipeError(f"{name}: expected true, false or selective, got {value!r}")
     if hint is int:
         number = _number(name, value)
         if number != int(number):
