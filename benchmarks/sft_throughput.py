@@ -37,8 +37,8 @@ from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training import packed_attention
-from lineage.training.data import BatchPlan
 from lineage.training.checkpointing import enable_activation_checkpointing
+from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, shard
 from lineage.training.loop import train
 from lineage.training.optim import build_optimizer

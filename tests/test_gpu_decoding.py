@@ -19,8 +19,8 @@ import torch
 from _eval_fixtures import make_checkpoint
 
 from lineage.checkpoint import load_model
-from lineage.evaluation.generation import generate_greedy, left_padded
 from lineage.evaluation.continuous_decoding import ContinuousDecoder
+from lineage.evaluation.generation import generate_greedy, left_padded
 from lineage.evaluation.graph_decoding import GraphDecoder
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

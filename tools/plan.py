@@ -112,7 +112,12 @@ RANK0_WRITE_GBS = 0.26
 # (30b_a3b_reduced), bf16, the benchmarks' items at their answer lengths; tokens/s over the benchmarks of a call
 # (32 rows: 192 items each of GSM8K / IFEval / degeneration; 128 rows: 256 each of GSM8K / IFEval), by
 # (eval.cache, eval.batch_size). A decode step reads every layer's weights: the 52-layer model is planned at 7/52.
-DECODE_TOKENS_PER_S = {("graph", 32): 3_948, ("continuous", 32): 5_447, ("graph", 128): 7_956, ("continuous", 128): 7_066}
+DECODE_TOKENS_PER_S = {
+    ("graph", 32): 3_948,
+    ("continuous", 32): 5_447,
+    ("graph", 128): 7_956,
+    ("continuous", 128): 7_066,
+}
 DECODE_LAYERS_MEASURED = 7
 ANSWER_TOKENS = {"gsm8k": 184, "ifeval": 375, "degen": 298}  # mean answer lengths of that benchmark (assumed)
 SCORING_TOKENS = {"mmlu": 150, "margin": 1100}  # tokens a scored item's forward reads (prompt, both answers)
@@ -907,9 +912,7 @@ def eval_note(counts: ParamCounts, layers: int, config: dict, args) -> str:
         "|---|---|---|---|",
     ]
     for target, count in checkpoints.items():
-        lines.append(
-            f"| {target} | {count} | {count * per_gpu_s / 3600:.2f} | {count * per_gpu_s * gpus / 3600:.1f} |"
-        )
+        lines.append(f"| {target} | {count} | {count * per_gpu_s / 3600:.2f} | {count * per_gpu_s * gpus / 3600:.1f} |")
     return "\n".join(lines)
 
 
