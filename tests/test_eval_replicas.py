@@ -49,21 +49,21 @@ def evaluate(model, out, ranks: int, *extra: str) -> dict[str, bytes]:
         "--items",
         f"mmlu={SAMPLE / 'mmlu.jsonl'}",
         "--sizes",
-        "mmlu=10",
+        "mmlu=8",
         "--items",
         f"gsm8k={SAMPLE / 'gsm8k.jsonl'}",
         "--sizes",
-        "gsm8k=7",
+        "gsm8k=5",
         "--items",
         f"ifeval={SAMPLE / 'ifeval.jsonl'}",
         "--sizes",
-        "ifeval=5",
+        "ifeval=4",
         "--items",
         f"margin={items['margin']}",
         "--batch-size",
         "3",
         "--max-new-tokens",
-        "12",
+        "8",
         "--out-dir",
         str(out),
         *extra,
@@ -76,12 +76,8 @@ def evaluate(model, out, ranks: int, *extra: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize(
     "family, extra",
-    [
-        ("nemotron_h", ()),
-        ("nemotron_h", ("--cache", "continuous")),
-        ("llama", ("--pack-tokens", "256", "--cache", "continuous")),
-    ],
-    ids=["nemotron-h padded, fixed batches", "nemotron-h continuous batching", "llama packed, continuous batching"],
+    [("nemotron_h", ()), ("llama", ("--pack-tokens", "256", "--cache", "continuous"))],
+    ids=["nemotron-h padded, fixed batches", "llama packed, continuous batching"],
 )
 def test_two_ranks_write_the_records_of_one_byte_for_byte(models, family, extra):
     checkpoints, root = models
@@ -91,7 +87,7 @@ def test_two_ranks_write_the_records_of_one_byte_for_byte(models, family, extra)
     assert sorted(one) == [f"{p}.records.jsonl" for p in ("gsm8k_A", "ifeval_A", "margin_A", "mmlu_A")]
     assert two == one
     gsm8k = [json.loads(line) for line in one["gsm8k_A.records.jsonl"].splitlines()]
-    assert len(gsm8k) == 7 and len({r["output"] for r in gsm8k}) > 1  # 3 batches of distinct answers
+    assert len(gsm8k) == 5 and len({r["output"] for r in gsm8k}) > 1  # 2 batches of distinct answers
 
 
 def test_two_ranks_sample_the_pairs_of_one(models):
