@@ -24,11 +24,11 @@ from collections.abc import Sequence
 import torch
 
 from lineage.evaluation.graph_decoding import (
-    ATTENTION_TYPES,
     StepReplay,
     _attention_implementation,
     _layer_types,
     capturable_experts,
+    layer_masks,
     unsupported_reason,
 )
 
@@ -108,17 +108,6 @@ class ContinuousDecoder:
 
     # -- the captured step -----------------------------------------------------------------------
 
-    def _masks(self):
-        visible = self.key_ok
-        if self.additive:
-            visible = torch.zeros(visible.shape, dtype=self.dtype, device=self.device).masked_fill_(
-                ~visible, torch.finfo(self.dtype).min
-            )
-        mask = visible[:, None, None, :]
-        if self.mask_kinds == ["full_attention"]:
-            return mask
-        return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in self.mask_kinds}
-
     def _step(self) -> None:
         """One token for every row: no host reads, no new shapes."""
         # this step's key is written at each row's column, and seen by its own query (no host value: capturable)
@@ -126,7 +115,7 @@ class ContinuousDecoder:
         out = self.model(
             input_ids=self.tokens,
             position_ids=self.positions,
-            attention_mask=self._masks(),
+            attention_mask=layer_masks(self.key_ok, self.mask_kinds, self.dtype if self.additive else None),
             past_key_values=self.cache,
             use_cache=True,
             logits_to_keep=1,

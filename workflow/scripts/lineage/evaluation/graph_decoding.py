@@ -57,6 +57,19 @@ def _layer_types(config) -> list[str]:
     return list(getattr(text, "layer_types", None) or ["full_attention"])
 
 
+def layer_masks(visible: torch.Tensor, kinds: list[str], additive: torch.dtype | None):
+    """The decode step's attention masks from (rows x cache positions) visibility: a 4D boolean mask, or
+    additive in dtype `additive` (eager attention adds it to its scores), by layer type where types mix."""
+    if additive is not None:
+        visible = torch.zeros(visible.shape, dtype=additive, device=visible.device).masked_fill_(
+            ~visible, torch.finfo(additive).min
+        )
+    mask = visible[:, None, None, :]
+    if kinds == ["full_attention"]:
+        return mask
+    return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in kinds}
+
+
 @contextlib.contextmanager
 def capturable_experts(model) -> Iterator[None]:
     """Routed experts that a CUDA graph can capture, for the duration of a decode step.
@@ -165,15 +178,8 @@ class GraphDecoder:
             self._step()
 
     def _masks(self):
-        visible = self.key_ok & (self.key_index <= self.write_at)
-        if self.additive:
-            visible = torch.zeros(visible.shape, dtype=self.dtype, device=self.device).masked_fill_(
-                ~visible, torch.finfo(self.dtype).min
-            )
-        mask = visible[:, None, None, :]
-        if self.mask_kinds == ["full_attention"]:
-            return mask
-        return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in self.mask_kinds}
+        additive = self.dtype if self.additive else None
+        return layer_masks(self.key_ok & (self.key_index <= self.write_at), self.mask_kinds, additive)
 
     def _step(self) -> None:
         """One decode step, written so that it can be captured: no host reads, no new shapes."""
