@@ -22,13 +22,14 @@ import json
 import math
 import random
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+from cuda_timing import wall  # noqa: E402
 
 from lineage.evaluation.benchmarks import BENCHMARKS  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
@@ -74,16 +75,6 @@ def build_model(size: str, vocab: int, dtype: torch.dtype, device: str, seed: in
         return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
 
 
-def timed(fn, device: str):
-    if device == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    out = fn()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return out, time.perf_counter() - start
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(s for f, s in SHAPES if f == "nemotron_h"), default="tiny")
@@ -120,7 +111,7 @@ def main(argv=None) -> int:
             generate_greedy(
                 model, warm, max_new_tokens=4, stop_ids=[], pad_id=0, batch_size=args.batch_size, cache=cache
             )
-            outputs[cache], walls[cache] = timed(
+            outputs[cache], walls[cache] = wall(
                 lambda: generate_greedy(
                     model,
                     prompts,

@@ -1,8 +1,10 @@
-"""The CUDA-event timer the kernel benchmarks share (a module of its own: importing it loads torch only)."""
+"""The timers the benchmarks share (a module of its own: importing it loads torch only): CUDA events for
+kernels, and a synchronized wall clock for one whole call on either device."""
 
 from __future__ import annotations
 
 import statistics
+import time
 
 import torch
 
@@ -20,3 +22,14 @@ def timed(fn, repeats: int, warmup: int = 3) -> float:
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def wall(fn, device: str):
+    """(fn()'s result, its wall seconds), the GPU's queue drained before and after on CUDA."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    out = fn()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return out, time.perf_counter() - start

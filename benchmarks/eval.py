@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
+
+from cuda_timing import wall  # noqa: E402
 
 from lineage.evaluation.generation import generate_greedy, sequential_generate  # noqa: E402
 from lineage.evaluation.scoring import loglikelihood, naive_loglikelihood  # noqa: E402
@@ -82,16 +83,6 @@ def build_model(size: str, arch: str, dtype: torch.dtype, device: str, seed: int
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device).eval()
     return model, vocab, sum(p.numel() for p in model.parameters())
-
-
-def timed(fn, device: str):
-    if device == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    out = fn()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return out, time.perf_counter() - start
 
 
 @torch.inference_mode()
@@ -156,17 +147,15 @@ def main(argv=None) -> int:
     kw = {"max_new_tokens": args.max_new_tokens, "stop_ids": [vocab + 1], "pad_id": 0}
     generate_greedy(model, prompts[:2], batch_size=2, **{**kw, "max_new_tokens": 2})
 
-    naive, t_naive = timed(lambda: naive_loglikelihood(model, requests), args.device)
-    batched, t_batched = timed(
-        lambda: loglikelihood(model, requests, batch_size=args.batch_size, pad_id=0), args.device
-    )
+    naive, t_naive = wall(lambda: naive_loglikelihood(model, requests), args.device)
+    batched, t_batched = wall(lambda: loglikelihood(model, requests, batch_size=args.batch_size, pad_id=0), args.device)
     # Equal to 1e-4 per scored token: a sum over n tokens carries n per-token rounding differences,
     # and batch shapes pick different matrix kernels on a GPU.
     worst = max(abs(a.logprob - b.logprob) / a.n_tokens for a, b in zip(naive, batched))
     worst_sum = max(abs(a.logprob - b.logprob) for a, b in zip(naive, batched))
 
-    seq, g_naive = timed(lambda: sequential_generate(model, prompts, **kw), args.device)
-    bat, g_batched = timed(lambda: generate_greedy(model, prompts, batch_size=args.batch_size, **kw), args.device)
+    seq, g_naive = wall(lambda: sequential_generate(model, prompts, **kw), args.device)
+    bat, g_batched = wall(lambda: generate_greedy(model, prompts, batch_size=args.batch_size, **kw), args.device)
     mismatched = [i for i, (a, b) in enumerate(zip(seq, bat)) if a.token_ids != b.token_ids]
     ties = {i: divergence(model, prompts[i], seq[i].token_ids, bat[i].token_ids) for i in mismatched}
     unexplained = [i for i, (_, gap) in ties.items() if gap > args.tie_gap]

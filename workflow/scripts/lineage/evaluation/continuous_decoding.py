@@ -23,14 +23,7 @@ from collections.abc import Sequence
 
 import torch
 
-from lineage.evaluation.graph_decoding import (
-    StepReplay,
-    _attention_implementation,
-    _layer_types,
-    capturable_experts,
-    layer_masks,
-    unsupported_reason,
-)
+from lineage.evaluation.graph_decoding import StaticDecoder
 
 
 def _row_static_layer():
@@ -53,46 +46,22 @@ def _row_static_layer():
     return RowStaticLayer
 
 
-class ContinuousDecoder:
+class ContinuousDecoder(StaticDecoder):
     """`batch_size` rows of a static cache of `cache_len` positions, refilled as answers end."""
 
-    def __init__(
-        self,
-        model,
-        *,
-        batch_size: int,
-        cache_len: int,
-        max_new_tokens: int,
-        stop_ids: Sequence[int],
-        check_every: int = 8,
-    ):
-        from transformers import StaticCache
+    what = "continuous decoding"
 
-        reason = unsupported_reason(model)
-        if reason:
-            raise ValueError(f"continuous decoding: {reason}; set eval.cache to dynamic or static")
-        self.model = model
-        self.device = next(model.parameters()).device
-        self.dtype = next(model.parameters()).dtype
-        self.batch_size, self.cache_len, self.max_new_tokens = batch_size, cache_len, max_new_tokens
-        self.check_every = check_every
-        self.mask_kinds = sorted(set(_layer_types(model.config)))
-        self.additive = _attention_implementation(model.config) == "eager"
+    def __init__(self, model, *, check_every: int = 8, **shape):
+        """shape: batch_size, cache_len, max_new_tokens, stop_ids (as StaticDecoder takes them)."""
+        super().__init__(model, check_every=check_every, **shape)
+        batch_size, cache_len, max_new_tokens = self.batch_size, self.cache_len, self.max_new_tokens
         on = {"device": self.device}
-        self.stops = torch.tensor(list(stop_ids), dtype=torch.long, **on)
-        self.key_index = torch.arange(cache_len, **on)
         self.row_index = torch.arange(batch_size, **on)
         self.every_row = torch.ones((batch_size,), dtype=torch.bool, **on)
-        # The step's state, updated in place (the captured graph reads and writes these tensors).
-        self.tokens = torch.zeros((batch_size, 1), dtype=torch.long, **on)
-        self.positions = torch.zeros((batch_size, 1), dtype=torch.long, **on)
         self.columns = torch.zeros((batch_size,), dtype=torch.long, **on)  # each row's next cache column
-        self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # columns a row has written
         self.generated = torch.zeros((batch_size, max_new_tokens + 1), dtype=torch.long, **on)  # last: scratch
         self.count = torch.zeros((batch_size,), dtype=torch.long, **on)  # tokens recorded per row
         self.done = torch.ones((batch_size,), dtype=torch.bool, **on)
-        self.limit = torch.full((batch_size,), max_new_tokens, dtype=torch.long, **on)  # tokens a row may have
-        self.cache = StaticCache(config=model.config, max_cache_len=cache_len)
         row_layer = _row_static_layer()
         self.attention_layers = []
         for index, layer in enumerate(self.cache.layers):
@@ -100,11 +69,6 @@ class ContinuousDecoder:
                 self.cache.layers[index] = row_layer(cache_len, self.columns)
                 self.attention_layers.append(index)
         self.initialized = False
-        self.advance = StepReplay(self._captured_step, self.device)
-
-    def _captured_step(self) -> None:
-        with capturable_experts(self.model):
-            self._step()
 
     # -- the captured step -----------------------------------------------------------------------
 
@@ -112,17 +76,7 @@ class ContinuousDecoder:
         """One token for every row: no host reads, no new shapes."""
         # this step's key is written at each row's column, and seen by its own query (no host value: capturable)
         self.key_ok.index_put_((self.row_index, self.columns), self.every_row)
-        out = self.model(
-            input_ids=self.tokens,
-            position_ids=self.positions,
-            attention_mask=layer_masks(self.key_ok, self.mask_kinds, self.dtype if self.additive else None),
-            past_key_values=self.cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        chosen = out.logits[:, -1].float().argmax(-1)
-        self.tokens.copy_(chosen[:, None])
-        self.positions.add_(1)
+        chosen = self._next_tokens(self.key_ok)
         self.columns.copy_((self.columns + 1).clamp_(max=self.cache_len - 1))  # a finished row may run on
         at = torch.where(self.done, self.max_new_tokens, self.count)
         self.generated.scatter_(1, at[:, None], chosen[:, None])

@@ -133,60 +133,53 @@ class StepReplay:
         self.graph.replay()
 
 
-class GraphDecoder:
-    """A static cache of `batch_size` x `cache_len` positions and its captured decode step."""
+class StaticDecoder:
+    """What the decoders share: a static cache of `batch_size` x `cache_len` positions, the fixed tensors
+    a decode step reads and writes in place, and the step's replay (`advance`). Subclasses write `_step`."""
+
+    what = "graph decoding"
 
     def __init__(
-        self,
-        model,
-        *,
-        batch_size: int,
-        cache_len: int,
-        max_new_tokens: int,
-        stop_ids: Sequence[int],
-        check_every: int = 16,
+        self, model, *, batch_size: int, cache_len: int, max_new_tokens: int, stop_ids: Sequence[int], check_every: int
     ):
         from transformers import StaticCache
 
         reason = unsupported_reason(model)
         if reason:
-            raise ValueError(f"graph decoding: {reason}; set eval.cache to dynamic or static")
+            raise ValueError(f"{self.what}: {reason}; set eval.cache to dynamic or static")
         self.model = model
         self.device = next(model.parameters()).device
+        self.dtype = next(model.parameters()).dtype
         self.batch_size, self.cache_len, self.max_new_tokens = batch_size, cache_len, max_new_tokens
         self.check_every = check_every
         self.cache = StaticCache(config=model.config, max_cache_len=cache_len)
         self.mask_kinds = sorted(set(_layer_types(model.config)))
         self.additive = _attention_implementation(model.config) == "eager"  # eager adds the mask to its scores
-        self.dtype = next(model.parameters()).dtype
         on = {"device": self.device}
         self.stops = torch.tensor(list(stop_ids), dtype=torch.long, **on)
         self.key_index = torch.arange(cache_len, **on)
-        # The step's state: every tensor the graph reads or writes, updated in place.
         self.tokens = torch.zeros((batch_size, 1), dtype=torch.long, **on)
         self.positions = torch.zeros((batch_size, 1), dtype=torch.long, **on)
-        self.write_at = torch.zeros((), dtype=torch.long, **on)  # the cache slot this step's token fills
-        self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # not padding
-        self.generated = torch.zeros((batch_size, max_new_tokens), dtype=torch.long, **on)
-        self.column = torch.zeros((), dtype=torch.long, **on)  # where in `generated` this step writes
-        self.done = torch.zeros((batch_size,), dtype=torch.bool, **on)
+        self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # cache positions a row sees
         self.limit = torch.full((batch_size,), max_new_tokens, dtype=torch.long, **on)  # tokens a row may have
         self.advance = StepReplay(self._captured_step, self.device)
+
+    def masks(self, visible: torch.Tensor):
+        return layer_masks(visible, self.mask_kinds, self.dtype if self.additive else None)
 
     def _captured_step(self) -> None:
         with capturable_experts(self.model):
             self._step()
 
-    def _masks(self):
-        additive = self.dtype if self.additive else None
-        return layer_masks(self.key_ok & (self.key_index <= self.write_at), self.mask_kinds, additive)
-
     def _step(self) -> None:
-        """One decode step, written so that it can be captured: no host reads, no new shapes."""
+        raise NotImplementedError
+
+    def _next_tokens(self, visible: torch.Tensor) -> torch.Tensor:
+        """Forward one token per row over the cache positions `visible`; feed the argmax back (capturable)."""
         out = self.model(
             input_ids=self.tokens,
             position_ids=self.positions,
-            attention_mask=self._masks(),
+            attention_mask=self.masks(visible),
             past_key_values=self.cache,
             use_cache=True,
             logits_to_keep=1,
@@ -194,6 +187,25 @@ class GraphDecoder:
         chosen = out.logits[:, -1].float().argmax(-1)
         self.tokens.copy_(chosen[:, None])
         self.positions.add_(1)
+        return chosen
+
+
+class GraphDecoder(StaticDecoder):
+    """Sorted, left-padded batches decoded one after another, each until its last row ends."""
+
+    def __init__(self, model, *, check_every: int = 16, **shape):
+        """shape: batch_size, cache_len, max_new_tokens, stop_ids (as StaticDecoder takes them)."""
+        super().__init__(model, check_every=check_every, **shape)
+        batch_size, max_new_tokens = self.batch_size, self.max_new_tokens
+        on = {"device": self.device}
+        self.write_at = torch.zeros((), dtype=torch.long, **on)  # the cache slot this step's token fills
+        self.generated = torch.zeros((batch_size, max_new_tokens), dtype=torch.long, **on)
+        self.column = torch.zeros((), dtype=torch.long, **on)  # where in `generated` this step writes
+        self.done = torch.zeros((batch_size,), dtype=torch.bool, **on)
+
+    def _step(self) -> None:
+        """One decode step, written so that it can be captured: no host reads, no new shapes."""
+        chosen = self._next_tokens(self.key_ok & (self.key_index <= self.write_at))
         self.write_at.add_(1)
         self.generated.index_copy_(1, self.column.reshape(1), chosen[:, None])
         self.column.add_(1)
