@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 import verifier_pairs
 from _eval_fixtures import make_checkpoint, write_items
 from workflow_helpers import REPO
@@ -138,6 +139,48 @@ def test_sampling_is_reproducible_and_draws_distinct_answers(tmp_path):
     assert draw(1) == first
     assert draw(2) != first
     assert len(set(first[0])) > 1, "samples of one prompt differ"
+
+
+def test_a_prompts_samples_do_not_depend_on_its_batch(tmp_path):
+    """Draws belong to the prompt (seed, prompt, sample, position): any batch size gives the same answers."""
+    model_dir = make_checkpoint(tmp_path / "ckpt")
+    model, chat = load_model(model_dir).eval(), ChatRenderer(model_dir)
+    texts = ("a", "b c", "d e f", "g", "h i j k")
+    prompts = [chat.encode(chat.render(chat.with_system([{"role": "user", "content": t}]))) for t in texts]
+
+    def draw(batch_size):
+        out = generate_sampled(
+            model,
+            prompts,
+            samples=3,
+            temperature=1.0,
+            top_p=0.9,
+            seed=11,
+            max_new_tokens=6,
+            stop_ids=chat.stop_token_ids(),
+            pad_id=chat.pad_token_id(),
+            batch_size=batch_size,
+        )
+        return [[g.token_ids for g in row] for row in out]
+
+    alone = draw(1)
+    assert draw(2) == alone and draw(5) == alone
+    assert len({answer for row in alone for answer in row}) > 5
+
+
+def test_gumbel_noise_samples_the_softmax():
+    """argmax(logits + noise) over 40,000 independent keys lands on each token at its softmax probability."""
+    from lineage.evaluation.seeded_sampling import gumbel, uniform
+
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0])
+    keys = torch.arange(40_000)
+    picks = (logits + gumbel(3, keys, 0, 4)).argmax(-1)
+    frequencies = torch.bincount(picks, minlength=4).double() / len(keys)
+    assert torch.allclose(frequencies, torch.softmax(logits.double(), -1), atol=0.01)
+    u = uniform(3, keys[:1000], 5, 50)
+    assert 0 < u.min() and u.max() < 1 and abs(u.mean().item() - 0.5) < 0.01
+    assert not torch.equal(uniform(3, keys[:10], 5, 50), uniform(3, keys[:10], 6, 50))  # a new step, new noise
+    assert not torch.equal(uniform(3, keys[:10], 5, 50), uniform(4, keys[:10], 5, 50))  # a new seed too
 
 
 def test_the_script_pairs_what_its_checker_verified(tmp_path, monkeypatch):

@@ -202,17 +202,6 @@ def sequential_generate(
     ]
 
 
-def sampling_config(
-    model, *, max_new_tokens: int, stop_ids: Sequence[int], pad_id: int, temperature: float, top_p: float
-):
-    """The greedy config with multinomial sampling at `temperature` and nucleus `top_p` switched on."""
-    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
-    config.do_sample = True
-    config.temperature = temperature
-    config.top_p = top_p
-    return config
-
-
 @torch.inference_mode()
 def generate_sampled(
     model,
@@ -230,26 +219,35 @@ def generate_sampled(
 ) -> list[list[Generation]]:
     """`samples` sampled continuations per prompt, in prompt order (batched, left-padded, KV cache).
 
-    Reproducible for a given seed, batch size and device, whatever the number of ranks: each batch
-    reseeds the generator with (seed, batch number) and batch numbers are those of the one-rank plan,
-    so a rerun draws the same samples, on one rank or several.
+    Each prompt's draws depend on the seed and on the prompt's place in `prompts` alone
+    (lineage/evaluation/seeded_sampling.py): the same answers for any batch size, on one rank
+    or several, up to the float rounding of its logits in another batch.
     """
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+
+    from lineage.evaluation.seeded_sampling import PromptSeededNoise
+
     if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
         raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
     device = _device(model)
-    config = sampling_config(
-        model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, temperature=temperature, top_p=top_p
-    )
-    config.num_return_sequences = samples
+    # greedy over Gumbel-perturbed logits is a draw from their softmax; each prompt's row repeated per sample
+    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
     computed: dict[int, list[Generation]] = {}
     starts = list(range(0, len(prompts), batch_size))
-    for number, start in replicas.mine(starts):
+    for _, start in replicas.mine(starts):
         batch = prompts[start : start + batch_size]
-        ids, mask = left_padded(batch, pad_id)
+        ids, mask = (t.repeat_interleave(samples, dim=0) for t in left_padded(batch, pad_id))
         width = ids.shape[1]
-        torch.manual_seed(seed * 1_000_003 + number)
-        out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config)
-        for row in range(len(batch)):  # generate returns each prompt's samples consecutively
+        keys = torch.arange(start * samples, (start + len(batch)) * samples)  # prompt x samples + sample
+        warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+        noise = PromptSeededNoise(seed, keys, width)
+        out = model.generate(
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            generation_config=config,
+            logits_processor=LogitsProcessorList([*warpers, noise]),
+        )
+        for row in range(len(batch)):  # each prompt's samples are consecutive rows
             rows = out[row * samples : (row + 1) * samples, width:]
             computed[start + row] = [cut_at_stop(r.tolist(), stop_ids) for r in rows]
     return replicas.merge([None] * len(prompts), computed)

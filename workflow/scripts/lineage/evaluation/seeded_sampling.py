@@ -1,0 +1,57 @@
+"""Sampling whose draws belong to the prompt: the same answers whatever batch or rank a prompt lands in.
+
+A sampler that draws from the device's generator gives a prompt's answers from wherever that
+generator stands when the prompt's batch runs, so they change with the batch size, the batch's
+order and the number of ranks. Here each token is drawn by the Gumbel-max rule: the argmax of
+(temperature-scaled, top-p filtered) logits plus Gumbel noise, which samples exactly from their
+softmax. The noise is a hash of (seed, prompt, sample, position, token id), counter-based like
+Philox, computed on the device in int64: a prompt's k-th answer depends on the seed and on the
+prompt alone (up to the float rounding of its logits in another batch).
+"""
+
+from __future__ import annotations
+
+import torch
+
+_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)  # splitmix64's constants as signed int64
+_MIX1 = 0xBF58476D1CE4E5B9 - (1 << 64)
+_MIX2 = 0x94D049BB133111EB - (1 << 64)
+
+
+def _shift_right(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int64 (torch shifts arithmetically)."""
+    return (x >> bits) & ((1 << (64 - bits)) - 1)
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """splitmix64's finalizer: every input bit moves every output bit (int64 products wrap)."""
+    x = (x ^ _shift_right(x, 30)) * _MIX1
+    x = (x ^ _shift_right(x, 27)) * _MIX2
+    return x ^ _shift_right(x, 31)
+
+
+def uniform(seed: int, keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
+    """(rows, vocab) float64 in (0, 1), a function of (seed, each row's key, step, token id) only."""
+    row = _mix(keys.to(torch.int64) * _GOLDEN + _mix(torch.tensor(seed * 1_000_003 + step, dtype=torch.int64)))
+    tokens = torch.arange(vocab, dtype=torch.int64, device=keys.device)
+    bits = _mix(row[:, None] + (tokens[None, :] + 1) * _GOLDEN)
+    return (_shift_right(bits, 11).double() + 0.5) / float(1 << 53)
+
+
+def gumbel(seed: int, keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
+    return -torch.log(-torch.log(uniform(seed, keys, step, vocab)))
+
+
+class PromptSeededNoise:
+    """A transformers logits processor that adds each row's Gumbel noise; decoding greedily then samples.
+
+    `keys[r]` names row r's draw (prompt index x samples + sample index); the step is the count of
+    tokens generated so far (`input_ids` beyond the padded prompt width)."""
+
+    def __init__(self, seed: int, keys: torch.Tensor, prompt_width: int):
+        self.seed, self.keys, self.prompt_width = seed, keys, prompt_width
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        step = input_ids.shape[1] - self.prompt_width
+        noise = gumbel(self.seed, self.keys.to(scores.device), step, scores.shape[-1])
+        return scores + noise.to(scores.dtype)
