@@ -6,8 +6,9 @@ verified answer (chosen) with a failed one (rejected), and report the acceptance
 prompt type. Refuses to start when a training prompt is also an evaluation item.
 
 Launched on several processes (`accelerate launch --num_processes N`, one per GPU), every rank
-loads the whole model and samples every N-th batch; each batch draws from a generator seeded by
-(seed, batch number), so the pairs are those of one process for the same seed. Rank 0 writes them.
+loads the whole model and samples every N-th batch; a prompt's draws depend on the seed and the
+prompt alone (lineage/evaluation/seeded_sampling.py), so the pairs are those of one process for the
+same seed, whatever the batch size. Rank 0 writes them.
 
 Run as:
     python workflow/scripts/verifier_pairs.py --model results/embedded/models/dpo1 --round dpo2 \
