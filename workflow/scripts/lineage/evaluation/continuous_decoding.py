@@ -63,11 +63,12 @@ class ContinuousDecoder(StaticDecoder):
         self.count = torch.zeros((batch_size,), dtype=torch.long, **on)  # tokens recorded per row
         self.done = torch.ones((batch_size,), dtype=torch.bool, **on)
         row_layer = _row_static_layer()
-        self.attention_layers = []
+        self.stop_set = set(self.stops.tolist())  # host copy: an insert checks its first token without a sync
+        self.attention_layers = set()
         for index, layer in enumerate(self.cache.layers):
             if type(layer).__name__ == "StaticLayer":
                 self.cache.layers[index] = row_layer(cache_len, self.columns)
-                self.attention_layers.append(index)
+                self.attention_layers.add(index)
         self.initialized = False
 
     # -- the captured step -----------------------------------------------------------------------
@@ -143,7 +144,7 @@ class ContinuousDecoder(StaticDecoder):
         self.generated[row, 0] = first
         self.count[row] = 1
         self.limit[row] = limit
-        self.done[row] = first in self.stops.tolist() or limit == 1
+        self.done[row] = first in self.stop_set or limit == 1
 
     @torch.inference_mode()
     def decode(self, prompts: Sequence[Sequence[int]], limits: Sequence[int] | None = None) -> list[list[int]]:

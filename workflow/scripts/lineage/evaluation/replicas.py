@@ -47,8 +47,7 @@ class Replicas:
 
             shares: list[dict | None] = [None] * self.world
             dist.all_gather_object(shares, computed)
-            for share in shares:
-                computed = {**computed, **share}  # type: ignore[dict-item]
+            computed = {index: value for share in shares for index, value in share.items()}  # type: ignore[union-attr]
         for index, value in computed.items():
             results[index] = value
         missing = [i for i, value in enumerate(results) if value is None]

@@ -17,6 +17,7 @@ import torch
 MODES = (False, True, "selective")  # none, full, selective
 
 
+@functools.cache  # the policy asks for every op of every forward: decide each op once
 def _saved(op) -> bool:
     """An op whose output selective checkpointing keeps: a matrix product or an attention kernel."""
     name = str(op)
