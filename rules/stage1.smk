@@ -66,6 +66,8 @@ rule verifier_pairs:
         max_new_tokens=L.verifier.max_new_tokens,
         max_pairs=L.verifier.max_pairs_per_prompt,
         batch_size=L.verifier.batch_size,
+        # eval's cache; continuous batching decodes greedily, so its rounds sample on the graph decoder
+        cache="graph" if L.eval.cache == "continuous" else L.eval.cache,
         device=L.eval.device,
         dtype=L.eval.dtype,
         seed=L.shared.seed,
@@ -73,7 +75,7 @@ rule verifier_pairs:
         "{params.launch} workflow/scripts/verifier_pairs.py --model {input.model:q} --round {params.round}"
         " --prompts {input.prompts:q} {params.eval_items} --samples {params.samples}"
         " --temperature {params.temperature} --top-p {params.top_p} --max-new-tokens {params.max_new_tokens}"
-        " --max-pairs-per-prompt {params.max_pairs} --batch-size {params.batch_size}"
+        " --max-pairs-per-prompt {params.max_pairs} --batch-size {params.batch_size} --cache {params.cache}"
         " --device {params.device} --dtype {params.dtype} --seed {params.seed}"
         " --out {output.pairs} --stats {output.stats} > {log} 2>&1"
         " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"

@@ -141,14 +141,15 @@ def test_sampling_is_reproducible_and_draws_distinct_answers(tmp_path):
     assert len(set(first[0])) > 1, "samples of one prompt differ"
 
 
-def test_a_prompts_samples_do_not_depend_on_its_batch(tmp_path):
-    """Draws belong to the prompt (seed, prompt, sample, position): any batch size gives the same answers."""
+def test_a_prompts_samples_do_not_depend_on_its_batch_or_decoder(tmp_path):
+    """Draws belong to the prompt (seed, prompt, sample, position): any batch size, and generate() or the
+    graph decoder (run eagerly here, the same step it captures on a GPU), give the same answers."""
     model_dir = make_checkpoint(tmp_path / "ckpt")
     model, chat = load_model(model_dir).eval(), ChatRenderer(model_dir)
     texts = ("a", "b c", "d e f", "g", "h i j k")
     prompts = [chat.encode(chat.render(chat.with_system([{"role": "user", "content": t}]))) for t in texts]
 
-    def draw(batch_size):
+    def draw(batch_size, cache="dynamic"):
         out = generate_sampled(
             model,
             prompts,
@@ -160,11 +161,13 @@ def test_a_prompts_samples_do_not_depend_on_its_batch(tmp_path):
             stop_ids=chat.stop_token_ids(),
             pad_id=chat.pad_token_id(),
             batch_size=batch_size,
+            cache=cache,
         )
         return [[g.token_ids for g in row] for row in out]
 
     alone = draw(1)
     assert draw(2) == alone and draw(5) == alone
+    assert draw(2, "graph") == alone and draw(5, "graph") == alone
     assert len({answer for row in alone for answer in row}) > 5
 
 

@@ -50,7 +50,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--top-p", type=float, default=1.0)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--max-pairs-per-prompt", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=16, help="prompts a batch (x --samples rows)")
+    parser.add_argument(
+        "--cache",
+        default="dynamic",
+        choices=["dynamic", "static", "graph"],
+        help="KV cache: generate()'s dynamic or static, or the CUDA-graph decoder (GPUs)",
+    )
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
@@ -90,6 +96,7 @@ def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: R
         stop_ids=chat.stop_token_ids(),
         pad_id=chat.pad_token_id(),
         batch_size=args.batch_size,
+        cache=args.cache,
         replicas=replicas,
     )
     texts = [[chat.tokenizer.decode(list(g.token_ids), skip_special_tokens=True) for g in row] for row in generations]
@@ -105,6 +112,7 @@ def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: R
         top_p=args.top_p,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
+        cache=args.cache,
         ranks=replicas.world,
         eval_files_checked=args.eval_items,
     )

@@ -53,6 +53,8 @@ class ContinuousDecoder(StaticDecoder):
 
     def __init__(self, model, *, check_every: int = 8, **shape):
         """shape: batch_size, cache_len, max_new_tokens, stop_ids (as StaticDecoder takes them)."""
+        if shape.get("sampler") is not None:
+            raise ValueError("continuous batching decodes greedily; sample with cache graph or dynamic")
         super().__init__(model, check_every=check_every, **shape)
         batch_size, cache_len, max_new_tokens = self.batch_size, self.cache_len, self.max_new_tokens
         on = {"device": self.device}

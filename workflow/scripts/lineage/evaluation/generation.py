@@ -215,23 +215,41 @@ def generate_sampled(
     stop_ids: Sequence[int],
     pad_id: int,
     batch_size: int = 8,
+    cache: str = "dynamic",
     replicas: Replicas = ONE,
 ) -> list[list[Generation]]:
-    """`samples` sampled continuations per prompt, in prompt order (batched, left-padded, KV cache).
+    """`samples` sampled continuations per prompt, in prompt order (batched, left-padded, KV cache:
+    `generate`'s for cache dynamic or static, the CUDA-graph decoder for cache graph).
 
     Each prompt's draws depend on the seed and on the prompt's place in `prompts` alone
-    (lineage/evaluation/seeded_sampling.py): the same answers for any batch size, on one rank
+    (lineage/evaluation/seeded_sampling.py): the same answers for any batch size, cache, on one rank
     or several, up to the float rounding of its logits in another batch.
     """
     from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
-    from lineage.evaluation.seeded_sampling import PromptSeededNoise
+    from lineage.evaluation.seeded_sampling import PromptSeededNoise, SeededSampler
 
     if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
         raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
+    if cache not in ("dynamic", "static", "graph"):
+        raise ValueError(f"cache {cache!r}: sampling runs on dynamic, static or graph")
+    if not prompts:
+        return []
     device = _device(model)
     # greedy over Gumbel-perturbed logits is a draw from their softmax; each prompt's row repeated per sample
-    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id)
+    config = greedy_config(model, max_new_tokens=max_new_tokens, stop_ids=stop_ids, pad_id=pad_id, cache=cache)
+    decoder = None
+    if cache == "graph":
+        from .graph_decoding import GraphDecoder
+
+        decoder = GraphDecoder(
+            model,
+            batch_size=min(batch_size, len(prompts)) * samples,
+            cache_len=max(len(p) for p in prompts) + max_new_tokens,
+            max_new_tokens=max_new_tokens,
+            stop_ids=stop_ids,
+            sampler=SeededSampler(seed, temperature, top_p),
+        )
     computed: dict[int, list[Generation]] = {}
     starts = list(range(0, len(prompts), batch_size))
     for _, start in replicas.mine(starts):
@@ -239,15 +257,18 @@ def generate_sampled(
         ids, mask = (t.repeat_interleave(samples, dim=0) for t in left_padded(batch, pad_id))
         width = ids.shape[1]
         keys = torch.arange(start * samples, (start + len(batch)) * samples)  # prompt x samples + sample
-        warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
-        noise = PromptSeededNoise(seed, keys, width)
-        out = model.generate(
-            input_ids=ids.to(device),
-            attention_mask=mask.to(device),
-            generation_config=config,
-            logits_processor=LogitsProcessorList([*warpers, noise]),
-        )
+        if decoder is not None:
+            new = decoder.decode(ids, mask, keys=keys)
+        else:
+            warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+            out = model.generate(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                generation_config=config,
+                logits_processor=LogitsProcessorList([*warpers, PromptSeededNoise(seed, keys, width)]),
+            )
+            new = out[:, width:]
         for row in range(len(batch)):  # each prompt's samples are consecutive rows
-            rows = out[row * samples : (row + 1) * samples, width:]
+            rows = new[row * samples : (row + 1) * samples]
             computed[start + row] = [cut_at_stop(r.tolist(), stop_ids) for r in rows]
     return replicas.merge([None] * len(prompts), computed)

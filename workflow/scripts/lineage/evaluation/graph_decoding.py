@@ -13,6 +13,8 @@ Each batch is prefilled by the model's own forward (left-padded, 2D attention ma
 positions generate() would give), then every decode step is the captured one:
   mask the keys that are padding or not yet written -> forward one token per row ->
   argmax -> feed it back, advance the positions, record it.
+With a `SeededSampler` the argmax is taken over the temperature/top-p logits plus each row's
+Gumbel noise (lineage/evaluation/seeded_sampling.py): the verifier rounds' sampling, captured too.
 Everything a step changes lives in fixed tensors updated in place, so the graph needs no
 inputs; the host looks at the stop flags only every `check_every` steps.
 
@@ -140,7 +142,15 @@ class StaticDecoder:
     what = "graph decoding"
 
     def __init__(
-        self, model, *, batch_size: int, cache_len: int, max_new_tokens: int, stop_ids: Sequence[int], check_every: int
+        self,
+        model,
+        *,
+        batch_size: int,
+        cache_len: int,
+        max_new_tokens: int,
+        stop_ids: Sequence[int],
+        check_every: int,
+        sampler=None,
     ):
         from transformers import StaticCache
 
@@ -162,6 +172,9 @@ class StaticDecoder:
         self.positions = torch.zeros((batch_size, 1), dtype=torch.long, **on)
         self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # cache positions a row sees
         self.limit = torch.full((batch_size,), max_new_tokens, dtype=torch.long, **on)  # tokens a row may have
+        self.sampler = sampler  # None: greedy; a SeededSampler: seeded draws
+        if sampler is not None:
+            sampler.bind(batch_size, self.device)
         self.advance = StepReplay(self._captured_step, self.device)
 
     def masks(self, visible: torch.Tensor):
@@ -174,8 +187,15 @@ class StaticDecoder:
     def _step(self) -> None:
         raise NotImplementedError
 
-    def _next_tokens(self, visible: torch.Tensor) -> torch.Tensor:
-        """Forward one token per row over the cache positions `visible`; feed the argmax back (capturable)."""
+    def _choose(self, logits: torch.Tensor, step: int | torch.Tensor) -> torch.Tensor:
+        """The next token per row from the last position's logits: argmax, or the sampler's draw for `step`."""
+        logits = logits.float()
+        if self.sampler is not None:
+            logits = self.sampler(logits, step)
+        return logits.argmax(-1)
+
+    def _next_tokens(self, visible: torch.Tensor, step: torch.Tensor | None = None) -> torch.Tensor:
+        """Forward one token per row over the cache positions `visible`; feed the choice back (capturable)."""
         out = self.model(
             input_ids=self.tokens,
             position_ids=self.positions,
@@ -184,7 +204,7 @@ class StaticDecoder:
             use_cache=True,
             logits_to_keep=1,
         )
-        chosen = out.logits[:, -1].float().argmax(-1)
+        chosen = self._choose(out.logits[:, -1], step)
         self.tokens.copy_(chosen[:, None])
         self.positions.add_(1)
         return chosen
@@ -205,7 +225,7 @@ class GraphDecoder(StaticDecoder):
 
     def _step(self) -> None:
         """One decode step, written so that it can be captured: no host reads, no new shapes."""
-        chosen = self._next_tokens(self.key_ok & (self.key_index <= self.write_at))
+        chosen = self._next_tokens(self.key_ok & (self.key_index <= self.write_at), self.column)
         self.write_at.add_(1)
         self.generated.index_copy_(1, self.column.reshape(1), chosen[:, None])
         self.column.add_(1)
@@ -224,7 +244,7 @@ class GraphDecoder(StaticDecoder):
             use_cache=True,
             logits_to_keep=1,
         )
-        chosen = out.logits[:, -1].float().argmax(-1)
+        chosen = self._choose(out.logits[:, -1], 0)
         self.tokens.copy_(chosen[:, None])
         self.positions.copy_(positions[:, -1:] + 1)
         self.write_at.fill_(width)
@@ -236,9 +256,16 @@ class GraphDecoder(StaticDecoder):
         self.done.copy_(torch.isin(chosen, self.stops) | (self.limit <= 1))
 
     @torch.inference_mode()
-    def decode(self, ids: torch.Tensor, mask: torch.Tensor, limits: Sequence[int] | None = None) -> torch.Tensor:
+    def decode(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        limits: Sequence[int] | None = None,
+        keys: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """New token ids (rows x steps, cut at the last step run) for one left-padded batch; a row with
-        a limit counts as finished after that many tokens (the caller cuts its tail)."""
+        a limit counts as finished after that many tokens (the caller cuts its tail). `keys`: each
+        row's draw key, with a sampler."""
         rows, width = ids.shape
         if rows > self.batch_size or width + self.max_new_tokens > self.cache_len:
             raise ValueError(
@@ -252,6 +279,10 @@ class GraphDecoder(StaticDecoder):
         self.limit.fill_(self.max_new_tokens)
         if limits is not None:
             self.limit[:rows] = torch.tensor(list(limits), dtype=torch.long)
+        if self.sampler is not None:
+            if keys is None or len(keys) != rows:
+                raise ValueError("a sampling decoder needs one key per row")
+            self.sampler.set_keys(keys)
         self._prefill(ids.to(self.device), mask.to(self.device))
         steps = 1
         while steps < self.max_new_tokens:

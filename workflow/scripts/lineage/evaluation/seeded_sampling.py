@@ -30,15 +30,17 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
     return x ^ _shift_right(x, 31)
 
 
-def uniform(seed: int, keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
-    """(rows, vocab) float64 in (0, 1), a function of (seed, each row's key, step, token id) only."""
-    row = _mix(keys.to(torch.int64) * _GOLDEN + _mix(torch.tensor(seed * 1_000_003 + step, dtype=torch.int64)))
+def uniform(seed: int, keys: torch.Tensor, step: int | torch.Tensor, vocab: int) -> torch.Tensor:
+    """(rows, vocab) float64 in (0, 1), a function of (seed, each row's key, step, token id) only.
+    `step` may be a device tensor (a decoder's step counter, read inside a captured graph)."""
+    step = torch.as_tensor(step, dtype=torch.int64, device=keys.device)
+    row = _mix(keys.to(torch.int64) * _GOLDEN + _mix(step + seed * 1_000_003))
     tokens = torch.arange(vocab, dtype=torch.int64, device=keys.device)
     bits = _mix(row[:, None] + (tokens[None, :] + 1) * _GOLDEN)
     return (_shift_right(bits, 11).double() + 0.5) / float(1 << 53)
 
 
-def gumbel(seed: int, keys: torch.Tensor, step: int, vocab: int) -> torch.Tensor:
+def gumbel(seed: int, keys: torch.Tensor, step: int | torch.Tensor, vocab: int) -> torch.Tensor:
     return -torch.log(-torch.log(uniform(seed, keys, step, vocab)))
 
 
@@ -55,3 +57,32 @@ class PromptSeededNoise:
         step = input_ids.shape[1] - self.prompt_width
         noise = gumbel(self.seed, self.keys.to(scores.device), step, scores.shape[-1])
         return scores + noise.to(scores.dtype)
+
+
+class SeededSampler:
+    """The same draw as `PromptSeededNoise` under `generate`, for the static decoders: temperature and
+    top-p by transformers' own warpers, then the noise, on a decoder's float32 logits. Its row keys
+    live in a fixed device tensor (`bind`, then `set_keys` per batch), so a decode step that reads
+    them can be captured as a CUDA graph."""
+
+    def __init__(self, seed: int, temperature: float, top_p: float):
+        from transformers import TemperatureLogitsWarper, TopPLogitsWarper
+
+        self.seed = seed
+        self.warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+        self.keys: torch.Tensor | None = None
+
+    def bind(self, rows: int, device: torch.device) -> None:
+        self.keys = torch.zeros((rows,), dtype=torch.int64, device=device)
+
+    def set_keys(self, keys: torch.Tensor) -> None:
+        """Row r draws as key keys[r]; rows past len(keys) (a batch's filler) repeat the last key."""
+        assert self.keys is not None, "bind() first"
+        self.keys[: len(keys)] = keys.to(self.keys.device)
+        self.keys[len(keys) :] = keys[-1]
+
+    def __call__(self, logits: torch.Tensor, step: int | torch.Tensor) -> torch.Tensor:
+        assert self.keys is not None, "bind() first"
+        for warper in self.warpers:
+            logits = warper(None, logits)
+        return logits + gumbel(self.seed, self.keys, step, logits.shape[-1]).to(logits.dtype)
