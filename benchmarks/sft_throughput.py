@@ -191,6 +191,27 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
     return "\n".join(lines)
 
 
+def local_bytes(tensors) -> int:
+    """Bytes this rank holds of `tensors` (a DTensor's local shard)."""
+    total = 0
+    for t in tensors:
+        t = t.to_local() if hasattr(t, "to_local") else t
+        total += t.numel() * t.element_size()
+    return total
+
+
+def training_state(model, optimizer) -> dict[str, float]:
+    """GiB of this rank's training state: fp32 weights, their gradients (the same size, held through the
+    step's micro-batches) and the optimizer's moments. Peak minus these is the activation memory."""
+    gib = 1024**3
+    weights = local_bytes(p for p in model.parameters() if p.requires_grad) + local_bytes(
+        p for p in model.parameters() if not p.requires_grad
+    )
+    gradients = local_bytes(p for p in model.parameters() if p.requires_grad)
+    moments = local_bytes(v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v))
+    return {"weights": weights / gib, "gradients": gradients / gib, "optimizer": moments / gib}
+
+
 def summary(rows: list[dict], first: int, last: int, world_size: int, label: str) -> str:
     timed = [r for r in rows if first <= r["step"] <= last] or rows
     tps = statistics.median(r["tok_per_s"] for r in timed) / world_size
@@ -272,6 +293,15 @@ def main(own, args, recipe) -> int:
         if rows:
             last = profiled_from - 2 if own.profile_steps else recipe.steps  # the profiler's warm-up step is not timed
             print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}"), flush=True)
+            state = training_state(model, optimizer)
+            peaks = [r["peak_mem_gib"] for r in rows if r.get("peak_mem_gib") is not None]
+            if peaks:
+                print(
+                    f"memory: peak {max(peaks):.1f} GiB = state {sum(state.values()):.1f} (weights "
+                    f"{state['weights']:.1f}, gradients {state['gradients']:.1f}, optimizer {state['optimizer']:.1f})"
+                    f" + activations and workspace {max(peaks) - sum(state.values()):.1f} GiB",
+                    flush=True,
+                )
             if own.profile_steps:
                 wall = sum(r["step_time_s"] for r in rows if r["step"] >= profiled_from)
                 print(profile_tables(prof, own.profile_steps, own.profile_rows, wall, own.profile_shapes), flush=True)

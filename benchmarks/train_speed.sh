@@ -46,7 +46,7 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
   echo "== $name"
   PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 benchmarks/sft_throughput.py \
     --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
-    | grep -E "^(model|summary|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
+    | grep -E "^(model|summary|memory|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
 trl() {  # name, then train_trl_sft.py flags
   local name=$1; shift
@@ -139,6 +139,17 @@ case $PART in
           --activation-checkpointing selective --pack-tokens 16384 --steps 10 ;;
         none_kernels_packed_16384_compiled_ce) ours $run on $nemo $packed --compile --fused-loss compiled \
           --pack-tokens 16384 --steps 10 ;;
+        # the full scale's settings at its global batch (512 rows, ~240k tokens), 8 steps each (one schedule):
+        # today's (16,384-token packs, compiled loss, full checkpointing), 32,768-token packs with a loss that
+        # keeps no logits (liger, cut-cross-entropy; profiled), and no checkpointing (the ceiling of any policy)
+        fs_full_16k_compiled_512) ours $run on $nemo $packed --compile --fused-loss compiled --activation-checkpointing \
+          --pack-tokens 16384 --global-batch-rows 512 --steps 8 --timed-from 3 ;;
+        fs_full_32k_liger_512) ours $run on $nemo $packed --compile --fused-loss liger --activation-checkpointing \
+          --pack-tokens 32768 --global-batch-rows 512 --steps 8 --timed-from 3 --profile-steps 2 ;;
+        fs_full_32k_cce_512) ours $run on $nemo $packed --compile --fused-loss cce --activation-checkpointing \
+          --pack-tokens 32768 --global-batch-rows 512 --steps 8 --timed-from 3 ;;
+        fs_none_16k_compiled_512) ours $run on $nemo $packed --compile --fused-loss compiled --pack-tokens 16384 \
+          --global-batch-rows 512 --steps 8 --timed-from 3 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
