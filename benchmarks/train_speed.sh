@@ -139,17 +139,17 @@ case $PART in
           --activation-checkpointing selective --pack-tokens 16384 --steps 10 ;;
         none_kernels_packed_16384_compiled_ce) ours $run on $nemo $packed --compile --fused-loss compiled \
           --pack-tokens 16384 --steps 10 ;;
-        # the full scale's settings at its global batch (512 rows, ~240k tokens), 8 steps each (one schedule):
+        # the full scale's settings at its global batch (512 rows, ~240k tokens), 6 steps each (one schedule):
         # today's (16,384-token packs, compiled loss, full checkpointing), 32,768-token packs with a loss that
-        # keeps no logits (liger, cut-cross-entropy; profiled), and no checkpointing (the ceiling of any policy)
+        # keeps no logits (liger, cut-cross-entropy), and no checkpointing (the ceiling of any policy)
         fs_full_16k_compiled_512) ours $run on $nemo $packed --compile --fused-loss compiled --activation-checkpointing \
-          --pack-tokens 16384 --global-batch-rows 512 --steps 8 --timed-from 3 ;;
+          --pack-tokens 16384 --global-batch-rows 512 --steps 6 --timed-from 3 ;;
         fs_full_32k_liger_512) ours $run on $nemo $packed --compile --fused-loss liger --activation-checkpointing \
-          --pack-tokens 32768 --global-batch-rows 512 --steps 8 --timed-from 3 --profile-steps 2 ;;
+          --pack-tokens 32768 --global-batch-rows 512 --steps 6 --timed-from 3 ;;
         fs_full_32k_cce_512) ours $run on $nemo $packed --compile --fused-loss cce --activation-checkpointing \
-          --pack-tokens 32768 --global-batch-rows 512 --steps 8 --timed-from 3 ;;
+          --pack-tokens 32768 --global-batch-rows 512 --steps 6 --timed-from 3 ;;
         fs_none_16k_compiled_512) ours $run on $nemo $packed --compile --fused-loss compiled --pack-tokens 16384 \
-          --global-batch-rows 512 --steps 8 --timed-from 3 ;;
+          --global-batch-rows 512 --steps 6 --timed-from 3 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
