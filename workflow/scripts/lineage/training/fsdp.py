@@ -112,16 +112,25 @@ def shard(
             fully_shard(
                 experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy, reshard_after_forward=accumulate == "sharded"
             )
+            sum_gradients(experts, ep_mesh["dp_mod_ep"])
     for block in blocks(model):
         if compile_blocks:
             compile_block(block)
         fully_shard(block, mesh=mesh, mp_policy=policy, reshard_after_forward=accumulate == "sharded")
+        sum_gradients(block, mesh)
     fully_shard(model, mesh=mesh, mp_policy=policy)
-    for module in model.modules():
-        if isinstance(module, FSDPModule):
-            module.set_gradient_divide_factor(1.0)
-            module.set_force_sum_reduction_for_comms(True)
+    sum_gradients(model, mesh)
     return model
+
+
+def sum_gradients(module: FSDPModule, mesh) -> None:
+    """Reduce `module`'s gradients by sum over `mesh`, not FSDP's mean (each rank's loss is already its
+    share of the global batch). A mesh of one rank reduces nothing and FSDP copies its gradients as they
+    are; a divide factor there, even 1.0, costs a division over every gradient each micro-batch (3.5% of
+    a step of the card's experts on one GPU, benchmarks/RESULTS.md), so none is set."""
+    if mesh.size() > 1:
+        module.set_gradient_divide_factor(1.0)
+        module.set_force_sum_reduction_for_comms(True)
 
 
 def accumulate_unsharded(model: torch.nn.Module, last: bool) -> None:
