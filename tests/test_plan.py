@@ -178,7 +178,11 @@ def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
     entry = {"kind": "sft", "tokens": 4000 * 100, "trained_tokens": 2000 * 100, "histogram": {"1000": 100, "3000": 100}}
     stats.write_text(json.dumps({"sets": {"winners_x40": entry, "winners": entry}}))
     assert (
-        plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--token-stats", str(stats)]) == 0
+        plan.main(
+            ["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", "4096"]
+            + ["--token-stats", str(stats)]
+        )
+        == 0
     )
     out = capsys.readouterr().out
     (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
@@ -190,11 +194,13 @@ def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
     assert bound["source"].strip() == "every pair at 2 x max_length"  # no stats for the verifier pairs
 
 
-def test_expert_parallelism_is_what_lets_the_card_model_train_on_packs_of_16k(capsys):
-    """Measured MFU rises with the pack (8.8% at 4,096 tokens, 20.2% at 16,384); at 16,384 only E=8 fits 80 GiB."""
-    assert plan.mfu_at(4096) == pytest.approx(0.088) and plan.mfu_at(16384) == pytest.approx(0.202)
-    assert plan.mfu_at(4096) < plan.mfu_at(6000) < plan.mfu_at(8192)
-    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", "16384"]) == 0
+def test_expert_parallelism_is_what_lets_the_card_model_train_on_packs_of_32k(capsys):
+    """Measured MFU rises with the pack and is read between the measured packs; at 32,768 only E=8 fits 80 GiB."""
+    for pack, mfu in plan.MEASURED_MFU_BY_PACK.items():
+        assert plan.mfu_at(pack) == pytest.approx(mfu)
+    assert plan.mfu_at(4096) < plan.mfu_at(6000) < plan.mfu_at(8192) < plan.mfu_at(16384) < plan.mfu_at(32768)
+    assert plan.mfu_at(1024) == plan.mfu_at(4096) and plan.mfu_at(65536) == plan.mfu_at(32768)  # held at the ends
+    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", "32768"]) == 0
     out = capsys.readouterr().out
     (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
     assert one["nofit"] and not eight["nofit"] and float(eight["gib"]) <= 80

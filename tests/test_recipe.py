@@ -117,3 +117,45 @@ def test_the_resume_hash_follows_resume_fields_only():
     assert all(resume_hash(r, data, parent) == resume_hash(base, data, parent) for r in same)
     assert all(resume_hash(r, data, parent) != resume_hash(base, data, parent) for r in other)
     assert resume_hash(base, [{"sha256": "e"}], parent) != resume_hash(base, data, parent)
+
+
+def _full_scale(tmp_path, speed_edit=None):
+    """The shipped config at its full scale (checked against the schema), `speed_edit` applied to train.speed."""
+    import copy
+
+    import jsonschema
+    import yaml
+    from workflow_helpers import REPO, write_checkpoint
+
+    from lineage.canonical import numbers_by_schema
+    from lineage.workflow.runs import build_lineage
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    config = copy.deepcopy(yaml.safe_load((REPO / "config.yaml").read_text()))
+    config["scale"] = "full"
+    full, sample = config["scales"]["full"], REPO / "resources/sample"
+    full["export"]["path"] = str(sample / "battles.jsonl")  # the build checks the inputs exist
+    stage1 = write_checkpoint(tmp_path / "stage1", {"w": (8, 8)})  # mem_mb: auto counts its parameters
+    (stage1 / "config.json").write_text("{}")
+    full["stage1"]["path"] = str(stage1)
+    full["train"]["expert_parallel"] = 1  # this stand-in Stage-1 has no experts to split
+    config["runs"]["sftwFr6"]["overrides"]["full"]["expert_parallel"] = 1
+    names = {"mmlu": "mmlu", "gsm8k": "gsm8k", "ifeval": "ifeval", "degen": "gen_prompts"}
+    full["eval"]["items"] = {bench: str(sample / "eval" / f"{name}.jsonl") for bench, name in names.items()}
+    full["eval"]["sizes"] = {"mmlu": [8, 8], "gsm8k": [4, 4], "ifeval": [4, 4, 4], "degen": [4]}  # what they hold
+    if speed_edit:
+        speed_edit(config["scales"]["full"]["train"]["speed"])
+    jsonschema.validate(config, schema)
+    return build_lineage(numbers_by_schema(config, schema), base_dir=REPO)
+
+
+def test_dpo_runs_take_their_own_speed_keys_at_full_scale(tmp_path):
+    """SFT packs 32,768 tokens with liger's loss (no logits kept); DPO needs each token's log-probability,
+    so speed.dpo gives its runs 16,384-token packs and the compiled loss; without it DPO is refused by name."""
+    runs = _full_scale(tmp_path).runs
+    assert (runs["sftw2"].recipe.fused_loss, runs["sftw2"].recipe.pack_tokens) == ("liger", 32768)
+    assert (runs["dpo2"].recipe.fused_loss, runs["dpo2"].recipe.pack_tokens) == ("compiled", 16384)
+    from lineage.workflow.checks import ConfigError
+
+    with pytest.raises(ConfigError, match=r"runs\.dpo1 at scale full .*liger.*speed\.dpo's keys first"):
+        _full_scale(tmp_path, lambda speed: speed.pop("dpo"))

@@ -85,17 +85,20 @@ from lineage.training.data import pack_groups  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.workflow.cluster import host_memory_mb  # noqa: E402
+from lineage.workflow.runs import speed_settings  # noqa: E402
 
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
-# ours, Nemotron-H at the card's widths with the full scale's settings (packed, compiled blocks and loss, activation
-# checkpointing: its recompute is in the step, not in the FLOPs), one H200 (benchmarks/RESULTS.md, 2026-12-02);
-# without attention FLOPs, as step_time counts them (its attention layer adds 0.1 points at these rows)
-MEASURED_MFU = 0.248
-# the same settings at smaller packs (benchmarks/train_speed.sh o_, z_, y_, x_; one H200, 2026-12-03): each
-# micro-batch's grouped expert GEMMs get fewer rows (4,096 tokens x top-6 / 128 experts = 192 a expert), and the
-# fixed per-micro-batch work (dispatch, launches) is spread over fewer tokens
-MEASURED_MFU_BY_PACK = {4096: 0.088, 8192: 0.164, 16384: 0.202, 32768: 0.250}
+# the same settings by pack size: each micro-batch's grouped expert GEMMs get fewer rows at smaller packs (4,096
+# tokens x top-6 / 128 experts = 192 a expert) and the fixed per-micro-batch work (FSDP's copies and casts,
+# dispatch, launches) is spread over fewer tokens. 4,096 and 8,192: 128-row steps (train_speed.sh x_, y_, one H200,
+# 2026-12-03); 16,384 and 32,768: the full scale's 512-row step (fs_full_16k_compiled_512, compiled loss, and
+# fs_full_32k_liger_512, liger's loss, after one-rank meshes stopped dividing gradients; 2026-12-04)
+MEASURED_MFU_BY_PACK = {4096: 0.088, 8192: 0.164, 16384: 0.232, 32768: 0.253}
+# ours, Nemotron-H at the card's widths with the full scale's settings (packed, compiled blocks, activation
+# checkpointing: its recompute is in the step, not in the FLOPs) at its packs of 32,768 tokens; without attention
+# FLOPs, as step_time counts them (its attention layer adds 0.1 points at these rows)
+MEASURED_MFU = MEASURED_MFU_BY_PACK[32768]
 CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
@@ -675,15 +678,17 @@ class PairLengths:
 
 def dpo_micro_tokens(train: dict) -> int:
     """Tokens of a DPO micro-batch: a pack of pairs (default twice max_length), or micro_batch_rows pairs padded."""
-    if train["speed"]["packing"]:
-        return train["speed"]["pack_tokens"] or 2 * train["max_length"]
+    speed = speed_settings(train, "dpo")
+    if speed["packing"]:
+        return speed["pack_tokens"] or 2 * train["max_length"]
     return 2 * train["micro_batch_rows"] * train["max_length"]
 
 
 def sft_micro_tokens(train: dict) -> int:
     """Tokens of a SFT micro-batch: a pack (default max_length), or micro_batch_rows rows padded."""
-    if train["speed"]["packing"]:
-        return train["speed"]["pack_tokens"] or train["max_length"]
+    speed = speed_settings(train, "sft")
+    if speed["packing"]:
+        return speed["pack_tokens"] or train["max_length"]
     return train["micro_batch_rows"] * train["max_length"]
 
 
@@ -722,18 +727,17 @@ class RowLengths:
         return Steps(tokens / samples, trained, packs / samples, f"{self.path}")
 
 
-def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths | None) -> Steps:
-    """Every row at max_length (every pair at twice that), unless a reference file gives the pairs."""
+def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths | None, micro_tokens: int) -> Steps:
+    """Every row at max_length (every pair at twice that), unless a reference file gives the pairs;
+    `micro_tokens` a micro-batch (a pack, or micro_batch_rows rows padded)."""
     rows, length = train["global_batch_rows"], train["max_length"]
     if not dpo:
+        tokens = rows * length
         return Steps(
-            rows * length,
-            CHAT_LOSS_SHARE,
-            max(1, rows // (train["micro_batch_rows"] * world)),
-            "every row at max_length",
+            tokens, CHAT_LOSS_SHARE, max(1, int(-(-tokens // micro_tokens) // world)), "every row at max_length"
         )
     tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
-    micro = max(1, int(-(-tokens // dpo_micro_tokens(train)) // world))
+    micro = max(1, int(-(-tokens // micro_tokens) // world))
     return Steps(
         tokens,
         lengths.loss_share if lengths else CHAT_LOSS_SHARE,
@@ -778,7 +782,8 @@ def lineage_table(args) -> str:
     lines = [
         f"{args.family}/{args.size} ({counts.total / 1e9:.1f}B, {counts.active / 1e9:.1f}B active, "
         f"{experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
-        f"checkpointing, head loss {train['speed']['fused_loss']}; SFT packs of "
+        f"checkpointing, head loss {speed_settings(train, 'sft')['fused_loss']} (DPO: "
+        f"{speed_settings(train, 'dpo')['fused_loss']}); SFT packs of "
         f"{args.pack_tokens or sft_micro_tokens(train):,} "
         f"tokens, DPO packs of {dpo_micro_tokens(train):,}; MFU {mfu_note}, {args.intra_gbs:g} GB/s within "
         f"/ {args.inter_gbs:g} GB/s across nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
@@ -803,7 +808,7 @@ def lineage_table(args) -> str:
                 step = stats.steps(spec["data"], rows=train["global_batch_rows"], world=world, budget=micro_tokens)
                 source = "token stats"
             else:
-                step = upper_bound_steps(train, dpo, world, pairs)
+                step = upper_bound_steps(train, dpo, world, pairs, micro_tokens)
                 source = step.source
             if dpo and nodes == args.nodes_list[0]:
                 references.append((name, spec, step.tokens))
@@ -816,7 +821,7 @@ def lineage_table(args) -> str:
                         micro_tokens=micro_tokens,
                         checkpointing=True,
                         loss_share=step.loss_share,
-                        fused_loss=train["speed"]["fused_loss"],
+                        fused_loss=speed_settings(train, spec["kind"])["fused_loss"],
                         expert_parallel=degree,
                     )
                     timing = step_time(

@@ -435,6 +435,19 @@ def _dataset(name: str, spec: Mapping[str, Any], specs, settings, paths: Paths) 
     )
 
 
+SPEED_KEYS = ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens", "fused_loss", "experts", "compile")
+
+
+def speed_settings(train: dict, kind: str) -> dict:
+    """A run's `train.speed` keys: DPO runs take `speed.dpo`'s first (a DPO loss needs each token's
+    log-probability, which the fused losses that keep no logits do not give, so DPO may pack and fuse
+    differently from SFT)."""
+    speed = {k: train["speed"][k] for k in SPEED_KEYS}
+    if kind == "dpo":
+        speed |= train["speed"].get("dpo", {})
+    return speed
+
+
 def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, directories, in_lineage: bool) -> Run:
     kind = spec["kind"]
     built = in_lineage and (kind in (*TRAINED, "soup") or (kind == "base" and settings["base"]["build"]))
@@ -480,16 +493,14 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
             for k in ("global_batch_rows", "micro_batch_rows", "max_length", "precision", "activation_checkpointing")
         },
     }
-    values |= {
-        k: train["speed"][k]
-        for k in ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens", "fused_loss", "experts", "compile")
-    }
+    values |= speed_settings(train, kind)
     if kind == "dpo":
         values["beta"] = spec.get("beta", recipe["dpo_beta"])
     try:
         resolved = RECIPES[kind].from_mapping(values, complete=True)
     except RecipeError as err:
-        raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}") from None
+        hint = f" (DPO runs take scales.{scale}.train.speed.dpo's keys first)" if kind == "dpo" else ""
+        raise ConfigError(f"runs.{name} at scale {scale} (with scales.{scale}.train and recipe): {err}{hint}") from None
     return Run(
         **common,
         recipe=resolved,
