@@ -121,6 +121,18 @@ def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
     assert row["source"].strip() == "every row at max_length" and row["tokens"] == f"{512 * 4096:,}"
 
 
+def test_a_run_is_planned_with_its_own_full_scale_overrides(capsys):
+    """sftwFr6 retrains on 6 GPUs (504 rows, E=2): its rows plan that job, not the scale's 8 GPUs and E=8,
+    and say that its fp32 state over 6 GPUs alone leaves no room on 80 GiB."""
+    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "8"]) == 0
+    out = capsys.readouterr().out
+    (row,) = rows(out, "sftwFr6 (rejected; expert_parallel 2; global_batch_rows 504; processes 6)", e=2)
+    assert row["tokens"] == f"{504 * 4096:,}" and float(row["micro"]) == 11  # 63 packs of 32,768 over 6 ranks
+    assert row["nofit"] and float(row["gib"]) > 31.6e9 * 16 / 6 / 1024**3  # weights, gradients, 2 moments
+    (default,) = rows(out, "sftwF", e=8)
+    assert not default["nofit"] and int(row["host"].replace(",", "")) < int(default["host"].replace(",", ""))
+
+
 def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
     reference = tmp_path / "reference.jsonl"
     lines = [{"format": "reference-logprobs/1"}] + [

@@ -85,7 +85,7 @@ from lineage.training.data import pack_groups  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.workflow.cluster import host_memory_mb  # noqa: E402
-from lineage.workflow.runs import speed_settings  # noqa: E402
+from lineage.workflow.runs import SCHEDULE_KEYS, speed_settings  # noqa: E402
 
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
@@ -727,6 +727,20 @@ class RowLengths:
         return Steps(tokens / samples, trained, packs / samples, f"{self.path}")
 
 
+def run_settings(train: dict, spec: dict) -> tuple[dict, int, dict]:
+    """A run's full-scale train settings and steps with its `overrides.full` applied (as the workflow
+    resolves them, lineage/workflow/runs.py), and the train keys it changed."""
+    overrides = spec.get("overrides", {}).get("full", {})
+    changed = {k: v for k, v in overrides.items() if k not in SCHEDULE_KEYS and train.get(k) != v}
+    return {**train, **changed}, overrides.get("steps", spec["steps"]), changed
+
+
+def busiest_rank_packs(tokens: float, micro_tokens: int, world: int) -> int:
+    """Micro-batches of the rank with the most: a step's packs dealt over the ranks (a step waits for it)."""
+    packs = math.ceil(tokens / micro_tokens)
+    return max(1, math.ceil(packs / world))
+
+
 def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths | None, micro_tokens: int) -> Steps:
     """Every row at max_length (every pair at twice that), unless a reference file gives the pairs;
     `micro_tokens` a micro-batch (a pack, or micro_batch_rows rows padded)."""
@@ -734,10 +748,10 @@ def upper_bound_steps(train: dict, dpo: bool, world: int, lengths: PairLengths |
     if not dpo:
         tokens = rows * length
         return Steps(
-            tokens, CHAT_LOSS_SHARE, max(1, int(-(-tokens // micro_tokens) // world)), "every row at max_length"
+            tokens, CHAT_LOSS_SHARE, busiest_rank_packs(tokens, micro_tokens, world), "every row at max_length"
         )
     tokens = rows * (lengths.mean_tokens if lengths else 2 * length)
-    micro = max(1, int(-(-tokens // micro_tokens) // world))
+    micro = busiest_rank_packs(tokens, micro_tokens, world)
     return Steps(
         tokens,
         lengths.loss_share if lengths else CHAT_LOSS_SHARE,
@@ -799,29 +813,35 @@ def lineage_table(args) -> str:
         if spec["kind"] not in ("sft", "dpo"):
             continue
         dpo = spec["kind"] == "dpo"
-        micro_tokens = dpo_micro_tokens(train) if dpo else (args.pack_tokens or sft_micro_tokens(train))
+        run_train, steps, changed = run_settings(train, spec)
+        gpus = run_train["processes"] if "processes" in changed else args.gpus
+        degrees = [run_train["expert_parallel"]] if "expert_parallel" in changed else args.expert_parallel_list
+        for degree in degrees:
+            check_expert_parallel(model, degree, gpus)
+        micro_tokens = dpo_micro_tokens(run_train) if dpo else (args.pack_tokens or sft_micro_tokens(run_train))
         mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens)
-        shown = f"{name} (rejected)" if spec.get("rejected") else name
+        notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
+        shown = f"{name} ({'; '.join(notes)})" if notes else name
         for nodes in args.nodes_list:
-            world = nodes * args.gpus
+            world = nodes * gpus
             if stats and stats.covers(spec["data"]):
-                step = stats.steps(spec["data"], rows=train["global_batch_rows"], world=world, budget=micro_tokens)
+                step = stats.steps(spec["data"], rows=run_train["global_batch_rows"], world=world, budget=micro_tokens)
                 source = "token stats"
             else:
-                step = upper_bound_steps(train, dpo, world, pairs, micro_tokens)
+                step = upper_bound_steps(run_train, dpo, world, pairs, micro_tokens)
                 source = step.source
             if dpo and nodes == args.nodes_list[0]:
                 references.append((name, spec, step.tokens))
-            for degree in args.expert_parallel_list:
+            for degree in degrees:
                 for sharding in ("full", "hybrid") if nodes > 1 else ("full",):
-                    group = shard_group(nodes, args.gpus, sharding)
+                    group = shard_group(nodes, gpus, sharding)
                     result = plan(
                         model,
                         gpus=group,
                         micro_tokens=micro_tokens,
                         checkpointing=True,
                         loss_share=step.loss_share,
-                        fused_loss=speed_settings(train, spec["kind"])["fused_loss"],
+                        fused_loss=speed_settings(run_train, spec["kind"])["fused_loss"],
                         expert_parallel=degree,
                     )
                     timing = step_time(
@@ -829,7 +849,7 @@ def lineage_table(args) -> str:
                         tokens=int(step.tokens),
                         loss_share=step.loss_share,
                         nodes=nodes,
-                        gpus=args.gpus,
+                        gpus=gpus,
                         sharding=sharding,
                         micro_steps=max(1, round(step.micro_steps)),
                         mfu=mfu,
@@ -842,11 +862,11 @@ def lineage_table(args) -> str:
                         a2a_gbs=args.a2a_gbs,
                     )
                     fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
-                    hours = [spec["steps"] * t / 3600 for t in (timing.overlapped, timing.serial)]
+                    hours = [steps * t / 3600 for t in (timing.overlapped, timing.serial)]
                     lines.append(
-                        f"| {shown} | {spec['steps']:,} | {source} | {step.tokens:,.0f} | "
+                        f"| {shown} | {steps:,} | {source} | {step.tokens:,.0f} | "
                         f"{step.micro_steps:.1f} | {nodes} | {degree} | {sharding} | "
-                        f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, args.gpus, nodes) / 1024:,.0f} | "
+                        f"{result.peak / GIB:.1f}{fits} | {host_memory_mb(counts.total, gpus, nodes) / 1024:,.0f} | "
                         f"{timing.overlapped:.1f}-{timing.serial:.1f} | "
                         f"{hours[0]:,.2f}-{hours[1]:,.2f} | {hours[0] * world:,.1f}-{hours[1] * world:,.1f} |"
                     )
