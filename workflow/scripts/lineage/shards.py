@@ -283,6 +283,30 @@ class ShardReader:
         self.close()
 
 
+def tensor_entries(directory: str | os.PathLike, *, unlisted_ok: bool = True) -> dict[str, tuple[str, TensorEntry]]:
+    """Every tensor's shard and header entry (dtype, shape, byte range), from the index and the shard
+    headers alone. A tensor the index maps to a shard that lacks it is refused; one a shard holds but the
+    index does not list is refused unless `unlisted_ok` (loading ignores it, as transformers does)."""
+    directory = Path(directory)
+    mapping = weight_map(directory)
+    headers = {shard: read_header(directory / shard) for shard in sorted(set(mapping.values()))}
+    entries = {}
+    for name, shard in mapping.items():
+        if name not in headers[shard]:
+            raise CheckpointError(
+                f"{directory / shard}: the index maps {name} to this shard, which lacks it; "
+                "the index and the shards disagree. Rebuild the checkpoint."
+            )
+        entries[name] = (shard, headers[shard][name])
+    if not unlisted_ok:
+        for shard, held in headers.items():
+            unlisted = sorted(set(held) - set(mapping))
+            if unlisted:
+                shown = ", ".join(unlisted[:5]) + (f" (+{len(unlisted) - 5} more)" if len(unlisted) > 5 else "")
+                raise CheckpointError(f"{directory / shard}: holds tensors the index does not list: {shown}")
+    return entries
+
+
 def checksum_mismatch(path: Path, actual: str, expected: str) -> CheckpointError:
     """The error for a file whose sha256 is not the one lineage.json recorded."""
     run = path.parent.name

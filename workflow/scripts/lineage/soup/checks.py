@@ -18,7 +18,7 @@ from typing import Any
 
 from lineage.checkpoint import CONFIG_NAME, LINEAGE_NAME, TOKENIZER_FILES, init_root, read_lineage
 from lineage.io import sha256_file
-from lineage.shards import CheckpointError, TensorEntry, read_header, shown_dtype, weight_map
+from lineage.shards import TensorEntry, shown_dtype, tensor_entries
 
 # Config fields that do not change what the weights mean: where the config was loaded from, the
 # library that saved it, the dtype a loader defaults to (the tensors' real dtypes are compared one by
@@ -231,22 +231,9 @@ def check_files(parents: Sequence[Parent]) -> list[str]:
 
 
 def read_layout(directory: Path) -> dict[str, tuple[str, TensorEntry]]:
-    """Every tensor's shard and byte range, from the index and the shard headers only."""
-    mapping = weight_map(directory)
-    headers = {shard: read_header(directory / shard) for shard in sorted(set(mapping.values()))}
-    layout = {}
-    for name, shard in mapping.items():
-        if name not in headers[shard]:
-            raise CheckpointError(
-                f"{directory / shard}: the index maps {name} to this shard, which lacks it; "
-                "the index and the shards disagree. Rebuild the checkpoint."
-            )
-        layout[name] = (shard, headers[shard][name])
-    for shard, entries in headers.items():
-        unlisted = sorted(set(entries) - set(mapping))
-        if unlisted:
-            raise CheckpointError(f"{directory / shard}: holds tensors the index does not list: {_listed(unlisted)}")
-    return layout
+    """Every tensor's shard and byte range, from the index and the shard headers only; a soup refuses
+    tensors a shard holds but the index does not list (it would drop them silently)."""
+    return tensor_entries(directory, unlisted_ok=False)
 
 
 def tensor_differences(a: Parent, b: Parent) -> list[str]:

@@ -44,10 +44,10 @@ from lineage.shards import (
     CheckpointError,
     dtype_name,
     file_order,
-    read_header,
     safetensors_header,
     shard_name,
     stored_nbytes,
+    tensor_entries,
     weight_map,
 )
 from lineage.training.dist import DistEnv
@@ -148,15 +148,7 @@ def local_data(tensor: torch.Tensor) -> torch.Tensor:
 
 def checkpoint_shapes(directory: str | os.PathLike) -> dict[str, tuple[int, ...]]:
     """{tensor name: shape} of a checkpoint, from its index and shard headers (no tensor data read)."""
-    directory = Path(directory)
-    mapping = weight_map(directory)
-    headers = {shard: read_header(directory / shard) for shard in sorted(set(mapping.values()))}
-    shapes = {}
-    for name, shard in mapping.items():
-        if name not in headers[shard]:
-            raise CheckpointError(f"{directory / shard}: the index maps {name} to this shard, which lacks it")
-        shapes[name] = headers[shard][name].shape
-    return shapes
+    return {name: entry.shape for name, (_, entry) in tensor_entries(directory).items()}
 
 
 def checkpoint_layout(directory: str | os.PathLike, model: torch.nn.Module, skip: Sequence[str] = ()) -> Layout:
