@@ -238,3 +238,35 @@ def test_a_soup_of_one_model_in_two_layouts_equals_the_soup_of_one_layout_byte_f
     expected, got = model_weights(tmp_path / "soup"), model_weights(tmp_path / "hub_first")
     assert all(torch.equal(expected[k], got[k]) for k in expected)
     assert hub_first["tensors"] == len(tensor_specs(hub_b)) and (tmp_path / "hub_first" / LINEAGE_NAME).is_file()
+
+
+def _two_shards(directory: Path, index_names: dict[str, str]) -> Path:
+    """Shards a (x, y) and b (z) with an index of `index_names` (name -> shard)."""
+    from safetensors.torch import save_file
+
+    directory.mkdir()
+    save_file({"x": torch.zeros(2, 3), "y": torch.ones(4)}, str(directory / "a.safetensors"))
+    save_file({"z": torch.zeros(5)}, str(directory / "b.safetensors"))
+    (directory / INDEX_NAME).write_text(json.dumps({"metadata": {}, "weight_map": index_names}))
+    return directory
+
+
+def test_an_index_naming_a_tensor_its_shard_lacks_is_refused_naming_both(tmp_path):
+    from lineage.shards import CheckpointError
+    from lineage.soup.checks import read_layout
+
+    bad = _two_shards(tmp_path / "bad", {"x": "a.safetensors", "y": "a.safetensors", "z": "a.safetensors"})
+    for read in (checkpoint_shapes, read_layout):
+        with pytest.raises(CheckpointError, match=r"a\.safetensors: the index maps z to this shard, which lacks it"):
+            read(bad)
+
+
+def test_a_tensor_the_index_does_not_list_is_ignored_by_loading_and_refused_by_a_soup(tmp_path):
+    """transformers loads by the index; a soup would drop the unlisted tensor silently, so it says so."""
+    from lineage.shards import CheckpointError
+    from lineage.soup.checks import read_layout
+
+    partial = _two_shards(tmp_path / "partial", {"x": "a.safetensors", "z": "b.safetensors"})
+    assert checkpoint_shapes(partial) == {"x": (2, 3), "z": (5,)}
+    with pytest.raises(CheckpointError, match=r"a\.safetensors: holds tensors the index does not list: y"):
+        read_layout(partial)
