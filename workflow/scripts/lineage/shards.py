@@ -419,6 +419,23 @@ def stored_nbytes(dtype: str, shape: Sequence[int]) -> int:
     return math.prod(shape) * DTYPES[dtype].itemsize
 
 
+def cut_shards(
+    specs: Iterable[tuple[str, str, tuple[int, ...]]], max_shard_bytes: int
+) -> list[list[tuple[str, str, tuple[int, ...]]]]:
+    """(name, safetensors dtype, shape) in order, cut into shards as ShardWriter.add cuts them: a shard
+    closes before the tensor that would take it past `max_shard_bytes` (a larger tensor gets one alone)."""
+    groups: list[list[tuple[str, str, tuple[int, ...]]]] = [[]]
+    used = 0
+    for name, dtype, shape in specs:
+        size = stored_nbytes(dtype, shape)
+        if groups[-1] and used + size > max_shard_bytes:
+            groups.append([])
+            used = 0
+        groups[-1].append((name, dtype, tuple(shape)))
+        used += size
+    return [group for group in groups if group]
+
+
 def file_order(specs: Iterable[tuple[str, str, Sequence[int]]]) -> list[tuple[str, str, tuple[int, ...]]]:
     """(name, safetensors dtype, shape) in the order safetensors lays tensors out in a file: widest dtypes
     first (each stays aligned), then by name. `write_safetensors` writes in it; planned writers follow it."""
@@ -670,22 +687,15 @@ class ShardWriter:
         """
         if self._streams or self._names:
             raise CheckpointError("plan() must be called once, before anything is added")
-        groups: list[list[tuple[str, str, tuple[int, ...]]]] = [[]]
-        used = 0
+        stored = []
         for name, dtype, shape in specs:
             if name in self._names:
                 raise CheckpointError(f"tensor {name} planned twice for {self.directory}")
             self._names.add(name)
-            dtype = _stored_dtype(name, dtype)
-            size = math.prod(shape) * DTYPES[dtype].itemsize
-            if groups[-1] and used + size > self.max_shard_bytes:
-                groups.append([])
-                used = 0
-            groups[-1].append((name, dtype, tuple(shape)))
-            used += size
-            self.total_bytes += size
+            stored.append((name, _stored_dtype(name, dtype), tuple(shape)))
+            self.total_bytes += stored_nbytes(stored[-1][1], shape)
         shards = []
-        for number, group in enumerate(g for g in groups if g):
+        for number, group in enumerate(cut_shards(stored, self.max_shard_bytes)):
             group.sort(key=lambda spec: -DTYPES[spec[1]].itemsize)
             prefix, data_bytes = safetensors_header(group, {"format": "pt"})
             shards.append(_PlannedShard(f"part-{number:05d}.safetensors", [n for n, _, _ in group], prefix, data_bytes))

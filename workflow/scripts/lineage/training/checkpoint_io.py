@@ -42,6 +42,7 @@ from lineage.shards import (
     INDEX_NAME,
     WRITE_BYTES,
     CheckpointError,
+    cut_shards,
     dtype_name,
     file_order,
     safetensors_header,
@@ -242,17 +243,8 @@ def plan_files(
     specs: Sequence[tuple[str, str, tuple[int, ...]]], max_shard_bytes: int
 ) -> tuple[list[PlannedFile], int]:
     """Cut (name, safetensors dtype, shape) into files as ShardWriter.add does; return them and the total bytes."""
-    groups: list[list[tuple[str, str, tuple[int, ...]]]] = [[]]
-    used = total = 0
-    for name, dtype, shape in specs:
-        size = stored_nbytes(dtype, shape)
-        if groups[-1] and used + size > max_shard_bytes:
-            groups.append([])
-            used = 0
-        groups[-1].append((name, dtype, shape))
-        used += size
-        total += size
-    groups = [g for g in groups if g]
+    groups = cut_shards(specs, max_shard_bytes)
+    total = sum(stored_nbytes(dtype, shape) for group in groups for _, dtype, shape in group)
     files = []
     for number, group in enumerate(groups, start=1):
         ordered = file_order(group)
