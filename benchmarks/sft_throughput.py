@@ -204,9 +204,7 @@ def training_state(model, optimizer) -> dict[str, float]:
     """GiB of this rank's training state: fp32 weights, their gradients (the same size, held through the
     step's micro-batches) and the optimizer's moments. Peak minus these is the activation memory."""
     gib = 1024**3
-    weights = local_bytes(p for p in model.parameters() if p.requires_grad) + local_bytes(
-        p for p in model.parameters() if not p.requires_grad
-    )
+    weights = local_bytes(model.parameters())
     gradients = local_bytes(p for p in model.parameters() if p.requires_grad)
     moments = local_bytes(v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v))
     return {"weights": weights / gib, "gradients": gradients / gib, "optimizer": moments / gib}

@@ -85,7 +85,7 @@ from lineage.training.data import pack_groups  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS, blocks  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.workflow.cluster import host_memory_mb  # noqa: E402
-from lineage.workflow.runs import SCHEDULE_KEYS, speed_settings  # noqa: E402
+from lineage.workflow.runs import speed_settings, with_overrides  # noqa: E402
 
 GIB = 1024**3
 RUNTIME_BYTES = 1 * GIB
@@ -728,11 +728,11 @@ class RowLengths:
 
 
 def run_settings(train: dict, spec: dict) -> tuple[dict, int, dict]:
-    """A run's full-scale train settings and steps with its `overrides.full` applied (as the workflow
-    resolves them, lineage/workflow/runs.py), and the train keys it changed."""
-    overrides = spec.get("overrides", {}).get("full", {})
-    changed = {k: v for k, v in overrides.items() if k not in SCHEDULE_KEYS and train.get(k) != v}
-    return {**train, **changed}, overrides.get("steps", spec["steps"]), changed
+    """A run's full-scale train settings and steps as the workflow resolves them, and the train keys
+    its overrides changed."""
+    run_train, schedule = with_overrides(train, spec, "full")
+    changed = {k: v for k, v in run_train.items() if train.get(k) != v}
+    return run_train, schedule["steps"], changed
 
 
 def busiest_rank_packs(tokens: float, micro_tokens: int, world: int) -> int:

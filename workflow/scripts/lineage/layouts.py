@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lineage.shards import CheckpointError
+from lineage.shards import CheckpointError, listed
 
 if TYPE_CHECKING:
     import torch
@@ -140,7 +140,9 @@ def resolve_layout(
         if sources is None:
             continue
         if not merged.get(target) and len(sources) != 1:
-            raise LayoutError(f"{directory}: {_listed(sources)} all map to {target}; the checkpoint repeats a tensor")
+            raise LayoutError(
+                f"{directory}: {listed(sources, SHOWN)} all map to {target}; the checkpoint repeats a tensor"
+            )
         pieces[target] = Piece(target, tuple(sources), stacked=bool(merged.get(target)))
     unexpected = sorted({s for t, sources in grouped.items() if t not in expected for s in sources}, key=_natural_key)
     missing = [t for t in expected if t not in pieces]
@@ -150,8 +152,8 @@ def resolve_layout(
             + "; ".join(
                 part
                 for part in (
-                    f"{len(missing)} model tensor(s) not found ({_listed(missing)})" if missing else "",
-                    f"{len(unexpected)} checkpoint tensor(s) the model has no place for ({_listed(unexpected)})"
+                    f"{len(missing)} model tensor(s) not found ({listed(missing, SHOWN)})" if missing else "",
+                    f"{len(unexpected)} checkpoint tensor(s) the model has no place for ({listed(unexpected, SHOWN)})"
                     if unexpected
                     else "",
                 )
@@ -175,7 +177,7 @@ def _checked(
         if piece.stacked and len(piece.sources) != shape[0]:
             raise LayoutError(
                 f"{directory}: {target} has {shape[0]} rows (experts) in the model of config.json but the "
-                f"checkpoint holds {len(piece.sources)} tensors for it ({_listed(list(piece.sources))})"
+                f"checkpoint holds {len(piece.sources)} tensors for it ({listed(list(piece.sources), SHOWN)})"
             )
         for name, want in piece.source_shapes(shape):
             if tuple(checkpoint[name]) != want:
@@ -188,11 +190,6 @@ def _checked(
         if extra:
             raise LayoutError(
                 f"{directory}: {len(extra)} checkpoint tensor(s) the model of config.json has no place for "
-                f"({_listed(extra)}); the checkpoint was written for another model"
+                f"({listed(extra, SHOWN)}); the checkpoint was written for another model"
             )
     return layout
-
-
-def _listed(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:SHOWN])
-    return shown + (f" (+{len(items) - SHOWN} more)" if len(items) > SHOWN else "")

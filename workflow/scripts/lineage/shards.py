@@ -283,6 +283,12 @@ class ShardReader:
         self.close()
 
 
+def listed(items: Sequence[str], limit: int = 5) -> str:
+    """The first `limit` names, then "(+N more)": an error names what is wrong without a wall of names."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
 def tensor_entries(directory: str | os.PathLike, *, unlisted_ok: bool = True) -> dict[str, tuple[str, TensorEntry]]:
     """Every tensor's shard and header entry (dtype, shape, byte range), from the index and the shard
     headers alone. A tensor the index maps to a shard that lacks it is refused; one a shard holds but the
@@ -302,8 +308,7 @@ def tensor_entries(directory: str | os.PathLike, *, unlisted_ok: bool = True) ->
         for shard, held in headers.items():
             unlisted = sorted(set(held) - set(mapping))
             if unlisted:
-                shown = ", ".join(unlisted[:5]) + (f" (+{len(unlisted) - 5} more)" if len(unlisted) > 5 else "")
-                raise CheckpointError(f"{directory / shard}: holds tensors the index does not list: {shown}")
+                raise CheckpointError(f"{directory / shard}: holds tensors the index does not list: {listed(unlisted)}")
     return entries
 
 

@@ -225,9 +225,9 @@ def generate_sampled(
     (lineage/evaluation/seeded_sampling.py): the same answers for any batch size, cache, on one rank
     or several, up to the float rounding of its logits in another batch.
     """
-    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+    from transformers import LogitsProcessorList
 
-    from lineage.evaluation.seeded_sampling import PromptSeededNoise, SeededSampler
+    from lineage.evaluation.seeded_sampling import PromptSeededNoise, SeededSampler, sampling_warpers
 
     if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
         raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
@@ -260,7 +260,7 @@ def generate_sampled(
         if decoder is not None:
             new = decoder.decode(ids, mask, keys=keys)
         else:
-            warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+            warpers = sampling_warpers(temperature, top_p)
             out = model.generate(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),

@@ -59,6 +59,13 @@ class PromptSeededNoise:
         return scores + noise.to(scores.dtype)
 
 
+def sampling_warpers(temperature: float, top_p: float) -> list:
+    """transformers' temperature and top-p warpers, in generate's order: both samplers filter with these."""
+    from transformers import TemperatureLogitsWarper, TopPLogitsWarper
+
+    return [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+
+
 class SeededSampler:
     """The same draw as `PromptSeededNoise` under `generate`, for the static decoders: temperature and
     top-p by transformers' own warpers, then the noise, on a decoder's float32 logits. Its row keys
@@ -66,10 +73,8 @@ class SeededSampler:
     them can be captured as a CUDA graph."""
 
     def __init__(self, seed: int, temperature: float, top_p: float):
-        from transformers import TemperatureLogitsWarper, TopPLogitsWarper
-
         self.seed = seed
-        self.warpers = [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
+        self.warpers = sampling_warpers(temperature, top_p)
         self.keys: torch.Tensor | None = None
 
     def bind(self, rows: int, device: torch.device) -> None:

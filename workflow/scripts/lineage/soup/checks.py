@@ -18,7 +18,7 @@ from typing import Any
 
 from lineage.checkpoint import CONFIG_NAME, LINEAGE_NAME, TOKENIZER_FILES, init_root, read_lineage
 from lineage.io import sha256_file
-from lineage.shards import TensorEntry, shown_dtype, tensor_entries
+from lineage.shards import TensorEntry, listed, shown_dtype, tensor_entries
 
 # Config fields that do not change what the weights mean: where the config was loaded from, the
 # library that saved it, the dtype a loader defaults to (the tensors' real dtypes are compared one by
@@ -43,7 +43,6 @@ NOTED_FILES = ("generation_config.json", "serving_config.json")
 # a config saved on its own does not): compared only when both configs have them.
 CONFIG_OPTIONAL = frozenset({"architectures"})
 WEIGHT_TOLERANCE = 1e-6
-SHOWN = 5  # differences listed in a message before "(+N more)"
 
 
 class SoupError(ValueError):
@@ -182,7 +181,7 @@ def check_configs(parents: Sequence[Parent]) -> None:
         if found:
             raise SoupError(
                 f"config.json of {parents[0].name} and {other.name} differ in {len(found)} field(s): "
-                f"{_listed(found)}. Only checkpoints of one architecture and size can be averaged "
+                f"{listed(found)}. Only checkpoints of one architecture and size can be averaged "
                 f"(ignored fields: {', '.join(sorted(CONFIG_IGNORED))})."
             )
 
@@ -201,7 +200,7 @@ def file_difference(a: Path, b: Path) -> str | None:
             found = config_differences(json.loads(left), json.loads(right))
         except ValueError:
             found = ["contents"]
-        return None if not found else f"fields differ: {_listed(found)}"
+        return None if not found else f"fields differ: {listed(found)}"
     lines_a, lines_b = left.decode(errors="replace").splitlines(), right.decode(errors="replace").splitlines()
     for number, (line_a, line_b) in enumerate(zip(lines_a, lines_b), start=1):
         if line_a != line_b:
@@ -242,9 +241,9 @@ def tensor_differences(a: Parent, b: Parent) -> list[str]:
     missing = [name for name in a.layout if name not in b.layout]
     extra = [name for name in b.layout if name not in a.layout]
     if missing:
-        found.append(f"{len(missing)} tensor(s) of {a.name} missing in {b.name}: {_listed(missing)}")
+        found.append(f"{len(missing)} tensor(s) of {a.name} missing in {b.name}: {listed(missing)}")
     if extra:
-        found.append(f"{len(extra)} tensor(s) of {b.name} missing in {a.name}: {_listed(extra)}")
+        found.append(f"{len(extra)} tensor(s) of {b.name} missing in {a.name}: {listed(extra)}")
     shapes, dtypes = [], []
     for name, (_, entry) in a.layout.items():
         if name in b.layout:
@@ -254,9 +253,9 @@ def tensor_differences(a: Parent, b: Parent) -> list[str]:
             if other.dtype != entry.dtype:
                 dtypes.append(f"{name} {shown_dtype(entry.dtype)} vs {shown_dtype(other.dtype)}")
     if shapes:
-        found.append(f"{len(shapes)} shape(s) differ: {_listed(shapes)}")
+        found.append(f"{len(shapes)} shape(s) differ: {listed(shapes)}")
     if dtypes:
-        found.append(f"{len(dtypes)} dtype(s) differ: {_listed(dtypes)}")
+        found.append(f"{len(dtypes)} dtype(s) differ: {listed(dtypes)}")
     return found
 
 
@@ -271,8 +270,3 @@ def check_tensors(parents: Sequence[Parent]) -> None:
                 f"tensors of {parents[0].name} and {other.name} differ: {'; '.join(found)}. "
                 "Only checkpoints with the same tensor names, shapes and dtypes can be averaged."
             )
-
-
-def _listed(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:SHOWN])
-    return shown + (f" (+{len(items) - SHOWN} more)" if len(items) > SHOWN else "")

@@ -435,6 +435,14 @@ def _dataset(name: str, spec: Mapping[str, Any], specs, settings, paths: Paths) 
     )
 
 
+def with_overrides(train: dict, spec: dict, scale: str) -> tuple[dict, dict]:
+    """A run's train settings and schedule (steps, warmup_steps) at `scale`: `overrides.<scale>` replaces
+    the scale's train keys and the run's own schedule keys."""
+    overrides = spec.get("overrides", {}).get(scale, {})
+    schedule = {**spec, **{k: v for k, v in overrides.items() if k in SCHEDULE_KEYS}}
+    return {**train, **{k: v for k, v in overrides.items() if k not in SCHEDULE_KEYS}}, schedule
+
+
 SPEED_KEYS = ("packing", "pack_tokens", "packed_attention", "ce_chunk_tokens", "fused_loss", "experts", "compile")
 
 
@@ -473,9 +481,7 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         return Run(**common, recipe=SoupRecipe(method=method, weights=weights))
     if kind not in TRAINED:
         return Run(**common)
-    overrides = spec.get("overrides", {}).get(scale, {})
-    train = {**settings["train"], **{k: v for k, v in overrides.items() if k not in SCHEDULE_KEYS}}
-    schedule = {**spec, **{k: v for k, v in overrides.items() if k in SCHEDULE_KEYS}}
+    train, schedule = with_overrides(settings["train"], spec, scale)
     values = {
         "lr": spec["lr"] * train["lr_scale"],
         "schedule": spec["schedule"],
