@@ -37,7 +37,6 @@ from lineage.chat import load_bundle
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training import packed_attention
-from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, shard
 from lineage.training.loop import train
@@ -97,9 +96,14 @@ def random_sharded_model(config, env, recipe, seed: int, accumulate: str = "shar
     """The same random draw on every rank (same seed), on its device, then sharded as the trainer shards."""
     options = build_options(config, packed_attention.attention_implementation(recipe, env.device), recipe.experts)
     model = random_model(config, env.device, seed, **options)
-    if recipe.activation_checkpointing:
-        enable_activation_checkpointing(model, recipe.activation_checkpointing)
-    shard(model, env, recipe.precision, recipe.compile, accumulate=accumulate)
+    shard(
+        model,
+        env,
+        recipe.precision,
+        recipe.compile,
+        accumulate=accumulate,
+        activation_checkpointing=recipe.activation_checkpointing,
+    )
     model.train()
     if env.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(env.device)  # the unsharded draw is not the training peak

@@ -15,6 +15,8 @@
 #             gather and reduction a step (--accumulate unsharded), up to the card's 512-row global batch;
 #             o_/p_: the full scale's activation checkpointing, with and without compiled blocks and loss; r_: the
 #             attention layer on flash-attn-4; s_: the in-place loss kernel in place of the compiled loss.
+#             rk_: one rank of the card's node at E = 8 (30b_a3b_rank8: the 52 layers, 16 experts a layer) with the
+#             full scale's settings, at a rank's 64-row share of the 512-row step and at the whole step.
 # Every run prints a summary line (tokens/s, MFU as lineage.training.metrics counts it, peak memory, loss)
 # and the table at the end compares each run's loss curve with the part's first run.
 #
@@ -27,7 +29,8 @@
 set -euo pipefail
 PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/train-speed}/$PART
-# SCRIPTS: the workflow/scripts tree whose trainer runs (another commit's copy, to compare two versions in one call)
+# SCRIPTS: the workflow/scripts tree whose trainer runs, BENCHMARKS the benchmarks/ tree that drives it (another
+# commit's copies, to compare two versions in one call)
 export PYTHONPATH=${SCRIPTS:-workflow/scripts}:benchmarks${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} TOKENIZERS_PARALLELISM=false
 M=$OUT/metrics
@@ -44,7 +47,7 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
   local path=$PYTHONPATH
   [[ $kernels == on && -n ${MAMBA_SITE:-} ]] && path=$MAMBA_SITE:$path
   echo "== $name"
-  PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 benchmarks/sft_throughput.py \
+  PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 "${BENCHMARKS:-benchmarks}/sft_throughput.py" \
     --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
     | grep -E "^(model|summary|memory|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
@@ -152,6 +155,12 @@ case $PART in
           --global-batch-rows 512 --steps 6 --timed-from 3 ;;
         k_kernels_packed_compiled_ce_unsharded_512) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 ;;
+        # one rank of the card's node at expert_parallel 8 (30b_a3b_rank8: all 52 layers, the 16 experts a rank
+        # holds of each layer's 128): its share of the 512-row step (64 rows) and the whole step on one GPU
+        rk_full_32k_liger_64) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing \
+          --global-batch-rows 64 --steps 8 --timed-from 3 ;;
+        rk_full_32k_liger_512) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing \
+          --global-batch-rows 512 --steps 5 --timed-from 3 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
         r_kernels_packed_compiled_ce_unsharded_512_fa4) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 --packed-attention fa4 ;;

@@ -3,8 +3,8 @@
 - Nemotron-H packed through the Mamba-2 kernels with seq_idx: a row's logits and gradients do not
   move when the row before it changes (and do move without seq_idx: the check can fail), and the
   packed loss is the padded loss.
-- Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them): the eager loss and
-  gradients, in bf16 (the experts' grouped GEMMs compile in bf16 only).
+- Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them), with and without
+  activation checkpointing: the eager loss and gradients, in bf16 (the experts' grouped GEMMs compile in bf16 only).
 - The fused head losses (liger-kernel, cut-cross-entropy, the compiled one, the in-place one): the
   unfused loss and gradients; the in-place Triton kernel against its torch ops at vocabularies that
   do and do not fill its column blocks.
@@ -24,6 +24,7 @@ from transformers import AutoModelForCausalLM, NemotronHConfig
 from lineage.chat import IGNORE_INDEX
 from lineage.modeling import _CARD_LAYERS, SHAPES
 from lineage.training import head_loss
+from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.data import collate, collate_packed
 from lineage.training.fsdp import blocks
@@ -116,15 +117,18 @@ def test_packed_and_padded_losses_agree_on_the_card_widths():
 
 
 @mamba_kernels
-def test_compiled_blocks_give_the_eager_loss_and_gradients():
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_compiled_blocks_give_the_eager_loss_and_gradients(checkpointing):
     rows = [row(700, 4), row(333, 5)]
     eager = card_width_model("M*E", torch.bfloat16, experts_implementation="grouped_mm")
     _, loss = packed_forward(eager, rows, 1152)
     grads = grads_of(eager, loss)
     del eager
     compiled = card_width_model("M*E", torch.bfloat16, experts_implementation="grouped_mm")  # same seed, weights
-    eager_parts = [compile_block(block) for block in blocks(compiled)]
-    assert eager_parts == [["mixer"], [], []]  # the Mamba-2 mixer; attention and MoE compile whole
+    if checkpointing:
+        enable_activation_checkpointing(compiled, checkpointing)
+    eager_parts = [compile_block(block, checkpointing) for block in blocks(compiled)]
+    assert eager_parts == [["mixer"], [], []]  # the Mamba-2 mixer; attention and MoE compile (whole, or by child)
     _, loss2 = packed_forward(compiled, rows, 1152)
     grads2 = grads_of(compiled, loss2)
     assert abs(loss2.item() - loss.item()) < 2e-3 * loss.item()

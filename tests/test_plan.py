@@ -70,6 +70,20 @@ def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
         assert result.counts.active < result.counts.total / 8 and result.peak < 139 * plan.GIB
 
 
+def test_the_rank_shape_is_one_rank_of_the_card_at_eight_expert_groups(base):
+    """30b_a3b_rank8 (benchmarks: a full-scale rank's step on one GPU): the card's layers and widths, an eighth of
+    its routed experts, the same active parameters but for the routers' columns."""
+    rank = plan.build_meta_model("nemotron_h", "30b_a3b_rank8", 131072)
+    assert plan.layer_kinds(rank) == plan.layer_kinds(base)
+    assert plan.expert_params(rank) * 8 == plan.expert_params(base)
+    assert rank.config.num_experts_per_tok == base.config.num_experts_per_tok == 6
+    card, one = plan.count_params(base), plan.count_params(rank)
+    moe_layers = plan.layer_kinds(base).count("moe")
+    routers = moe_layers * (128 - 16) * base.config.hidden_size  # the router rows of the experts a rank lacks
+    assert card.active - one.active == routers
+    assert card.total - one.total == plan.expert_params(base) * 7 // 8 + routers
+
+
 def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybrid_only_gradients():
     params, micro = 31_600_000_000, 32
     one = plan.traffic(params, nodes=1, gpus=8, sharding="full", micro_steps=micro)

@@ -21,6 +21,8 @@ from transformers import LlamaConfig, NemotronHConfig, PreTrainedConfig, Qwen3Mo
 # layers_block_type names in transformers 5: linear_attention = Mamba-2 mixer, full_attention,
 # moe (routed + shared experts), mlp.
 _CARD_LAYERS = {"M": "linear_attention", "E": "moe", "*": "full_attention"}
+# The card Base's 52 layers (23 Mamba-2, 23 MoE, 6 attention), by the letters above
+_CARD_PATTERN = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
 # The card Base's widths, heads and experts (see 30b_a3b below), shared by its reduced-depth variants.
 _CARD_WIDTHS = dict(
     hidden_size=2688,
@@ -70,7 +72,7 @@ SHAPES: dict[tuple[str, str], dict] = {
     # assumed from the public Nemotron-3 Nano 30B-A3B config, as the card names the Base but not its
     # sizes: 52 layers (23 Mamba-2, 23 MoE, 6 attention), 128 routed experts, top-6.
     ("nemotron_h", "30b_a3b"): dict(
-        layers_block_type=[_CARD_LAYERS[c] for c in "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"],
+        layers_block_type=[_CARD_LAYERS[c] for c in _CARD_PATTERN],
         **_CARD_WIDTHS,
         **_CARD_MAMBA,
     ),
@@ -80,6 +82,16 @@ SHAPES: dict[tuple[str, str], dict] = {
         layers_block_type=[_CARD_LAYERS[c] for c in "MEMEM*E"],
         **_CARD_WIDTHS,
         **_CARD_MAMBA,
+    ),
+    # One rank of the card's node at expert_parallel 8: the Base's 52 layers with the 16 routed experts a rank
+    # holds of each MoE layer's 128 (still top-6: an expert then gets the rows the 8 ranks route to it), for
+    # measuring a full-scale rank's step on one GPU: its expert GEMM shapes, its expert weights per layer
+    # (what FSDP copies each micro-batch) and the activations of all 52 layers. Its dense part is whole here
+    # (a rank holds 1/8 of it), so its optimizer state is 5.9B parameters' against 3.95B.
+    ("nemotron_h", "30b_a3b_rank8"): dict(
+        layers_block_type=[_CARD_LAYERS[c] for c in _CARD_PATTERN],
+        **_CARD_WIDTHS,
+        **{**_CARD_MAMBA, "n_routed_experts": 16},
     ),
     ("llama", "tiny"): dict(
         hidden_size=64,

@@ -9,6 +9,14 @@ causal-conv1d C++ extension inside an autograd.Function, which Dynamo does not t
 always runs eager (its PyTorch fallback too, so both paths compile the same way), its block's
 norm and residual compiled around it (a graph break each side): the kernels keep their own
 backward and the `seq_idx` that keeps packed rows apart.
+
+Under activation checkpointing transformers checkpoints the block's forward from inside the
+block's call, so compiling the block traces the checkpoint as one higher-order op, which can hold
+no graph break: a block with an eager mixer falls back to eager, and with it every block of the
+model (their frames share nn.Module's call code, which Dynamo then skips). So with full
+checkpointing the block's children are compiled one by one and the checkpoint stays eager around
+them (it reruns their compiled forwards); selective checkpointing needs its policy traced with the
+ops it picks from, so there blocks compile whole and a block with an eager mixer stays eager.
 """
 
 from __future__ import annotations
@@ -19,12 +27,20 @@ import torch
 EAGER_MIXERS = frozenset({"NemotronHMamba2Mixer"})
 
 
-def compile_block(block: torch.nn.Module, **options) -> list[str]:
-    """Compile `block` in place (nn.Module.compile, `options` passed on); return the eager parts' names."""
+def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **options) -> list[str]:
+    """Compile `block` in place (nn.Module.compile, `options` passed on) for its activation checkpointing
+    (False, True = full, "selective"); return the eager parts' names."""
     eager = []
     for name, module in block.named_modules():
         if type(module).__name__ in EAGER_MIXERS:
             module.forward = torch.compiler.disable(module.forward, recursive=True)
             eager.append(name)
-    block.compile(**options)
+    if checkpointing is True:
+        for name, child in block.named_children():
+            if not any(part == name or part.startswith(f"{name}.") for part in eager):
+                child.compile(**options)
+    elif checkpointing and eager:
+        eager = [""]  # the whole block
+    else:
+        block.compile(**options)
     return eager

@@ -83,15 +83,19 @@ def shard(
     sharding: str = "full",
     accumulate: str = "sharded",
     expert_parallel: int = 1,
+    activation_checkpointing: bool | str = False,
 ) -> torch.nn.Module:
-    """fully_shard every block, then the root; reduce by sum.
+    """Checkpoint activations (lineage.training.checkpointing), fully_shard every block, then the root;
+    reduce by sum.
 
     accumulate unsharded keeps each block's gathered weights from its forward to its backward
     (the loop keeps them, and the gradients, across micro-batches: see accumulate_unsharded).
 
     With compile_blocks each block is compiled on its own before sharding (compiling.py: blocks of
-    one kind share a graph, and FSDP's all-gathers stay outside it).
+    one kind share a graph, and FSDP's all-gathers stay outside it), as its checkpointing allows.
     """
+    if activation_checkpointing:
+        enable_activation_checkpointing(model, activation_checkpointing)
     mesh = device_mesh(env, sharding)
     if precision == "bf16":
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
@@ -115,7 +119,7 @@ def shard(
             sum_gradients(experts, ep_mesh["dp_mod_ep"])
     for block in blocks(model):
         if compile_blocks:
-            compile_block(block)
+            compile_block(block, activation_checkpointing)
         fully_shard(block, mesh=mesh, mp_policy=policy, reshard_after_forward=accumulate == "sharded")
         sum_gradients(block, mesh)
     fully_shard(model, mesh=mesh, mp_policy=policy)
@@ -176,10 +180,8 @@ def load_sharded_model(
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
-    if activation_checkpointing:
-        enable_activation_checkpointing(model, activation_checkpointing)
     aliases = tied_aliases(model)
-    shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel)
+    shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel, activation_checkpointing)
     model.to_empty(device=env.device)
     # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():
