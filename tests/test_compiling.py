@@ -3,9 +3,10 @@
 transformers checkpoints a block's forward inside the block's call, so compiling a block traces the
 checkpoint; a Mamba-2 mixer left eager inside it made Dynamo give up on every block of the model
 (they share nn.Module's call code), and the "compiled" full-scale runs were eager. On the tiny hybrid
-Nemotron-H (Mamba-2, MoE, attention, MoE), float32 on CPU, the MoE and attention blocks must run as
-compiled graphs with checkpointing full (their children compiled, the checkpoint eager around them)
-and selective (whole blocks compiled with the checkpoint's policy; the Mamba-2 block stays eager).
+Nemotron-H (Mamba-2, MoE, attention, MoE), float32 on CPU, with full checkpointing the MoE and
+attention blocks must run as compiled graphs (their children compiled, the checkpoint eager around
+them); with selective checkpointing every block stays eager (compiling.py says why). Both give the
+eager loss and gradients.
 """
 
 from __future__ import annotations
@@ -43,14 +44,17 @@ def test_blocks_run_compiled_under_activation_checkpointing(mode):
     model = tiny_hybrid()
     enable_activation_checkpointing(model, mode)
     eager_parts = [compile_block(block, mode) for block in blocks(model)]
-    assert eager_parts == [["mixer"] if mode is True else [""], [], [], []]
-    whole = sum(not any(type(m).__name__ in EAGER_MIXERS for m in block.modules()) for block in blocks(model))
+    assert eager_parts == ([["mixer"], [], [], []] if mode is True else [[""]] * 4)
+    without_eager_mixer = [not any(type(m).__name__ in EAGER_MIXERS for m in b.modules()) for b in blocks(model)]
     loss_and_grads(model)  # compiles
     model.zero_grad(set_to_none=True)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         loss, grads = loss_and_grads(model)
     compiled_forwards = sum(e.count for e in prof.key_averages() if e.key == "CompiledFunction")
-    assert compiled_forwards >= whole, f"{compiled_forwards} compiled forwards for {whole} whole compiled blocks"
+    if mode is True:
+        assert compiled_forwards >= sum(without_eager_mixer), f"{compiled_forwards} compiled forwards"
+    else:
+        assert compiled_forwards == 0
     assert loss == pytest.approx(reference_loss, rel=1e-5)
     assert grads.keys() == reference.keys()
     for name, grad in grads.items():

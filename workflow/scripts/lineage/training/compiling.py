@@ -15,8 +15,10 @@ block's call, so compiling the block traces the checkpoint as one higher-order o
 no graph break: a block with an eager mixer falls back to eager, and with it every block of the
 model (their frames share nn.Module's call code, which Dynamo then skips). So with full
 checkpointing the block's children are compiled one by one and the checkpoint stays eager around
-them (it reruns their compiled forwards); selective checkpointing needs its policy traced with the
-ops it picks from, so there blocks compile whole and a block with an eager mixer stays eager.
+them (it reruns their compiled forwards). Selective checkpointing keeps its blocks eager: its
+policy must see the ops it picks from, which compiled children hide (torch refuses: a cached tensor
+mutated), and whole blocks compiled with the checkpoint traced failed on the GPU at the second
+pack shape (AOTAutograd's partitioner; benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **o
         for name, child in block.named_children():
             if not any(part == name or part.startswith(f"{name}.") for part in eager):
                 child.compile(**options)
-    elif checkpointing and eager:
+    elif checkpointing:
         eager = [""]  # the whole block
     else:
         block.compile(**options)
