@@ -12,9 +12,12 @@ import pytest
 import torch
 from _eval_fixtures import make_checkpoint
 from transformers import AutoModelForCausalLM
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from lineage.training import checkpointing
 from lineage.training.checkpointing import checkpoint_options, enable_activation_checkpointing
+from lineage.training.dist import close, init_distributed
+from lineage.training.fsdp import load_sharded_model
 
 
 def loss_and_grads(directory, mode):
@@ -50,3 +53,15 @@ def test_full_and_selective_give_the_gradients_of_no_checkpointing(tmp_path, arc
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="expected true"):
         checkpoint_options("some")
+
+
+@pytest.mark.parametrize("mode", [False, True, "selective"])
+def test_the_sharded_loader_checkpoints_every_block_as_asked(tmp_path, mode):
+    directory = make_checkpoint(tmp_path / "pico", seed=5, arch="nemotron_h")
+    env = init_distributed("cpu")
+    try:
+        model = load_sharded_model(directory, env, precision="fp32", activation_checkpointing=mode)
+        layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer)]
+        assert layers and [layer.gradient_checkpointing for layer in layers] == [bool(mode)] * len(layers)
+    finally:
+        close()
