@@ -43,7 +43,7 @@ from lineage.checkpoint import (
     write_lineage,
 )
 from lineage.layouts import LayoutError, resolve_layout
-from lineage.shards import INDEX_NAME, shard_files
+from lineage.shards import INDEX_NAME, shard_files, stored_nbytes
 from lineage.soup.stream import make_soup
 from lineage.training.checkpoint_io import checkpoint_shapes
 
@@ -188,8 +188,16 @@ def test_a_save_from_every_rank_equals_the_single_writer_byte_for_byte(base, tmp
 
 
 def test_a_hub_layout_round_trip_keeps_names_shapes_and_values(base, tmp_path):
-    out = tmp_path / "hub_roundtrip"
-    run_helper(base["hub"], out, 2)
+    """...and each of the 2 ranks reads only its rows: together they read the checkpoint's bytes once, but
+    for the persistent buffers (the routers' score corrections) that every rank holds whole."""
+    out, reads = tmp_path / "hub_roundtrip", tmp_path / "reads"
+    run_helper(base["hub"], out, 2, "--bytes-read", str(reads))
+    stored = sum(stored_nbytes(dtype, shape) for shape, dtype in tensor_specs(base["hub"]).values())
+    model = AutoModelForCausalLM.from_pretrained(base["hub"], dtype=torch.float32)
+    saved = model.state_dict()
+    replicated = sum(b.numel() * b.element_size() for name, b in model.named_buffers() if name in saved)
+    per_rank = [int((reads / f"rank{rank}").read_text()) for rank in range(2)]
+    assert sum(per_rank) == stored + replicated and max(per_rank) < 0.6 * stored, (per_rank, stored, replicated)
     assert tensor_specs(out) == tensor_specs(base["hub"])
     expected, got = model_weights(base["hub"]), model_weights(out)
     assert all(torch.equal(expected[k], got[k]) for k in expected)

@@ -91,7 +91,7 @@ SHAPES: dict[tuple[str, str], dict] = {
     ("nemotron_h", "30b_a3b_rank8"): dict(
         layers_block_type=[_CARD_LAYERS[c] for c in _CARD_PATTERN],
         **_CARD_WIDTHS,
-        **{**_CARD_MAMBA, "n_routed_experts": 16},
+        **(_CARD_MAMBA | {"n_routed_experts": 16}),
     ),
     ("llama", "tiny"): dict(
         hidden_size=64,
