@@ -9,7 +9,7 @@
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E), vocabulary 131,072,
 #             the Mamba-2 kernels on: the trainer before (pairs padded, a live frozen reference, full-vocabulary
 #             log-softmax) and after (as the llama runs, compiled loss and in-place loss), at 64 pairs a step
-#             and at 256.
+#             and at 256; e_: one rank of the card's node (30b_a3b_rank8) with the full scale's DPO settings.
 # Each of our runs prints its reference pass (seconds, tokens/s, MFU of a forward) and a summary line (tokens/s,
 # MFU on active parameters as lineage.training.metrics counts it: the policy's forward and backward, peak memory,
 # loss); each TRL run its reference pass and the same figures. The table at the end compares the loss curves.
@@ -78,6 +78,11 @@ case $PART in
         b_after_compiled) ours $run $nemo $fast --fused-loss compiled --global-batch-rows 64 --steps "${STEPS:-8}" ;;
         c_after_inplace) ours $run $nemo $fast --fused-loss inplace --global-batch-rows 64 --steps "${STEPS:-8}" ;;
         d_after_compiled_256) ours $run $nemo $fast --fused-loss compiled --global-batch-rows 256 --steps 6 ;;
+        # one rank of the card's node at E = 8 (30b_a3b_rank8) with the full scale's DPO settings: packs of 16,384,
+        # the compiled loss, full checkpointing, weights gathered per micro-batch; a rank's 64 pairs of 512
+        e_rank_full_16k_64) ours $run --family nemotron_h --size 30b_a3b_rank8 --vocab-size 131072 --packing \
+          --packed-attention varlen --pack-tokens 16384 --compile --fused-loss compiled --activation-checkpointing \
+          --global-batch-rows 64 --steps 8 ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;

@@ -51,6 +51,10 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
     --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
     | grep -E "^(model|summary|memory|profile|\||GPU kernels|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
+rank_share() {  # name, pack tokens: one rank's 64-row share of the full scale's step (see rk_ below)
+  ours "$1" on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --pack-tokens "$2" \
+    --global-batch-rows 64 --steps 8 --timed-from 3
+}
 trl() {  # name, then train_trl_sft.py flags
   local name=$1; shift
   echo "== $name"
@@ -161,6 +165,10 @@ case $PART in
           --global-batch-rows 64 --steps 8 --timed-from 3 ;;
         rk_full_32k_liger_512) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing \
           --global-batch-rows 512 --steps 5 --timed-from 3 ;;
+        # the same share at the smaller packs (the planner's per-pack MFU table; DPO's packs are 16,384)
+        rk_full_4k_liger_64) rank_share $run 4096 ;;
+        rk_full_8k_liger_64) rank_share $run 8192 ;;
+        rk_full_16k_liger_64) rank_share $run 16384 ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
         r_kernels_packed_compiled_ce_unsharded_512_fa4) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 --packed-attention fa4 ;;

@@ -3,8 +3,9 @@
 - Nemotron-H packed through the Mamba-2 kernels with seq_idx: a row's logits and gradients do not
   move when the row before it changes (and do move without seq_idx: the check can fail), and the
   packed loss is the padded loss.
-- Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them), with and without
-  activation checkpointing: the eager loss and gradients, in bf16 (the experts' grouped GEMMs compile in bf16 only).
+- Nemotron-H with its blocks compiled (the Mamba-2 mixers eager inside them) and the trainer's expert
+  dispatch, with and without activation checkpointing: transformers' eager loss and gradients, in bf16
+  (the experts' grouped GEMMs compile in bf16 only).
 - The fused head losses (liger-kernel, cut-cross-entropy, the compiled one, the in-place one): the
   unfused loss and gradients; the in-place Triton kernel against its torch ops at vocabularies that
   do and do not fill its column blocks.
@@ -27,7 +28,9 @@ from lineage.training import head_loss
 from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.data import collate, collate_packed
+from lineage.training.expert_parallel import expert_modules
 from lineage.training.fsdp import blocks
+from lineage.training.moe_dispatch import use_sorted_dispatch
 from lineage.training.packing import missing_mamba_kernels
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -125,6 +128,7 @@ def test_compiled_blocks_give_the_eager_loss_and_gradients(checkpointing):
     grads = grads_of(eager, loss)
     del eager
     compiled = card_width_model("M*E", torch.bfloat16, experts_implementation="grouped_mm")  # same seed, weights
+    assert use_sorted_dispatch(expert_modules(compiled)) == 1  # the trainer's dispatch, as fsdp.shard sets it
     if checkpointing:
         enable_activation_checkpointing(compiled, checkpointing)
     eager_parts = [compile_block(block, checkpointing) for block in blocks(compiled)]

@@ -8,7 +8,8 @@ as DTensors `Shard(0)` over `ep` (FSDP shards them further over `dp_mod_ep`, and
 over all ranks as before), and its forward:
 
 1. orders the token copies by (expert, top-k slot, token), the order transformers' eager experts
-   visit them in, and sends each to the rank of its expert (all-to-all, uneven splits);
+   visit them in, and sends each to the rank of its expert (all-to-all, uneven splits); the copies
+   are made, and summed back in 3., by moe_dispatch.py's gathers (no scatter-add in the backward);
 2. runs the local experts as the module's implementation does: grouped_mm's two grouped GEMMs
    directly on the rows as they arrive grouped (no second sort), or the eager loop;
 3. sends the results back (the all-to-all's transpose) and adds them up per token as that
@@ -31,9 +32,9 @@ import torch.distributed as dist
 import torch.distributed.nn.functional as dist_nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
-from transformers.integrations.moe import _grouped_linear
 
 from lineage.modeling import routed_experts
+from lineage.training.moe_dispatch import combine, dispatch, grouped_experts, inverse
 
 
 class ExpertParallelError(ValueError):
@@ -106,12 +107,13 @@ def dispatched_forward(
     tokens, top_k = top_k_index.shape
     experts, degree = self.num_experts, self.ep_degree
     per_rank = experts // degree
-    # token copies in (expert, slot, token) order: transformers' eager loop order
-    token = torch.arange(tokens, device=top_k_index.device).repeat_interleave(top_k)
-    slot = torch.arange(top_k, device=top_k_index.device).repeat(tokens)
+    grouped = getattr(self.config, "_experts_implementation", None) == "grouped_mm"
+    # token copies (copy c = token * top_k + slot) in (expert, slot, token) order: transformers' eager loop order
+    copy = torch.arange(tokens * top_k, device=top_k_index.device)
     expert = top_k_index.reshape(-1)
-    order = torch.argsort((expert * top_k + slot) * tokens + token)
-    token, slot, expert = token[order], slot[order], expert[order]
+    order = torch.argsort((expert * top_k + copy % top_k) * tokens + copy // top_k)
+    position = inverse(order)
+    expert = expert[order]
     sent_per_expert = torch.bincount(expert, minlength=experts)
     got_per_expert = torch.empty_like(sent_per_expert)
     dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.ep_group)  # [source rank, local expert]
@@ -121,7 +123,7 @@ def dispatched_forward(
 
     arrived = dist_nn.all_to_all_single(
         hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
-        hidden_states[token],
+        dispatch(hidden_states, order, position, top_k),
         receive,
         send,
         group=self.ep_group,
@@ -138,8 +140,8 @@ def dispatched_forward(
     weights = {
         name: param.to_local() for name, param in self.named_parameters(recurse=False) if isinstance(param, DTensor)
     }
-    if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
-        computed = _grouped_experts(self, arrived, weights, got.sum(0))
+    if grouped:
+        computed = grouped_experts(self, arrived, weights, got.sum(0))
     else:  # the module's own implementation (eager) on the local experts, each row with weight 1
         ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
         # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
@@ -148,32 +150,12 @@ def dispatched_forward(
     if by_expert is not None:
         computed = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
     returned = dist_nn.all_to_all_single(
-        hidden_states.new_empty(len(token), hidden_states.shape[-1]), computed, send, receive, group=self.ep_group
+        hidden_states.new_empty(len(order), hidden_states.shape[-1]), computed, send, receive, group=self.ep_group
     )
-    weighted = returned * top_k_weights[token, slot, None]
-    if getattr(self.config, "_experts_implementation", None) == "grouped_mm":
-        # as transformers' grouped_mm sums: per token over its slots, in slot order (deterministic, fp32)
-        slots = weighted.new_empty(tokens * top_k, weighted.shape[-1])
-        slots[token * top_k + slot] = weighted
-        return slots.view(tokens, top_k, -1).sum(dim=1).to(hidden_states.dtype)
+    if grouped:  # as transformers' grouped_mm sums: per token over its slots, in slot order (fp32)
+        return combine(returned, top_k_weights, order, position).to(hidden_states.dtype)
     # as the eager loop sums: expert by expert
+    token, slot = order // top_k, order % top_k
+    weighted = returned * top_k_weights[token, slot, None]
     out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype)
     return out.index_add_(0, token, weighted.to(top_k_weights.dtype)).to(hidden_states.dtype)
-
-
-def _grouped_experts(
-    module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], counts: torch.Tensor
-) -> torch.Tensor:
-    """The local experts on rows already grouped by expert: two grouped GEMMs, as transformers' grouped_mm
-    computes them, without its own sort and gathers."""
-    if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
-        raise ExpertParallelError(
-            f"{type(module).__name__}: expert biases or post-expert norms are not supported with expert_parallel > 1"
-        )
-    offsets = torch.cumsum(counts, dim=0, dtype=torch.int32)
-    gated = getattr(module, "has_gate", False)
-    up = _grouped_linear(
-        rows, weights["gate_up_proj" if gated else "up_proj"], offsets, is_transposed=module.is_transposed
-    )
-    up = module._apply_gate(up) if gated else module.act_fn(up)
-    return _grouped_linear(up, weights["down_proj"], offsets, is_transposed=module.is_transposed)

@@ -25,6 +25,7 @@ from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
+from lineage.training.moe_dispatch import use_sorted_dispatch
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -117,6 +118,8 @@ def shard(
                 experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy, reshard_after_forward=accumulate == "sharded"
             )
             sum_gradients(experts, ep_mesh["dp_mod_ep"])
+    else:  # lineage/training/moe_dispatch.py: the copies sorted by expert and summed back by gathers
+        use_sorted_dispatch(expert_modules(model))
     for block in blocks(model):
         if compile_blocks:
             compile_block(block, activation_checkpointing)
