@@ -133,3 +133,10 @@ def test_on_a_gpu_in_bf16_compiled_it_computes_transformers_grouped_mm():
         assert (mine.float() - reference.float()).norm() < 1e-2 * reference.float().norm()
     for name, grad in expected[3].items():
         assert (got[3][name].float() - grad.float()).norm() < 1e-2 * grad.float().norm(), name
+
+
+def test_a_micro_batch_without_tokens_gives_empty_outputs_and_gradients():
+    theirs, ours = experts_pair("nemotron_h")
+    hidden, index, weights, grad = (t[:0] for t in routed_inputs(theirs))
+    out, hidden_grad, weights_grad, _ = run(ours, hidden, index, weights, grad)
+    assert out.shape == hidden.shape and hidden_grad.shape == hidden.shape and weights_grad.shape == weights.shape

@@ -46,7 +46,7 @@ class _Dispatch(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_rows: torch.Tensor):
         (position,) = ctx.saved_tensors
-        copies = grad_rows[position].view(position.numel() // ctx.top_k, ctx.top_k, -1)
+        copies = grad_rows[position].view(position.numel() // ctx.top_k, ctx.top_k, grad_rows.shape[-1])
         return copies.sum(1, dtype=torch.float32).to(grad_rows.dtype), None, None, None
 
 
@@ -59,7 +59,7 @@ class _Combine(torch.autograd.Function):
     ) -> torch.Tensor:
         ctx.save_for_backward(rows, weights, order, position)
         tokens, top_k = weights.shape
-        return (rows[position].view(tokens, top_k, -1) * weights.unsqueeze(-1)).sum(1)
+        return (rows[position].view(tokens, top_k, rows.shape[-1]) * weights.unsqueeze(-1)).sum(1)
 
     @staticmethod
     def backward(ctx, grad_out: torch.Tensor):
@@ -70,7 +70,7 @@ class _Combine(torch.autograd.Function):
             row_weight = weights.reshape(-1)[order].unsqueeze(-1)
             grad_rows = (grad_out[order // top_k] * row_weight).to(rows.dtype)
         if ctx.needs_input_grad[1]:
-            picked = rows[position].view(tokens, top_k, -1)
+            picked = rows[position].view(tokens, top_k, rows.shape[-1])
             grad_weights = (grad_out.unsqueeze(1) * picked).sum(-1).to(weights.dtype)
         return grad_rows, grad_weights, None, None
 
