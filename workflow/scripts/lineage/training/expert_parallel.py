@@ -34,7 +34,7 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
 from lineage.modeling import routed_experts
-from lineage.training.moe_dispatch import combine, dispatch, grouped_experts, inverse
+from lineage.training.moe_dispatch import check_supported, combine, dispatch, grouped_experts, inverse
 
 
 class ExpertParallelError(ValueError):
@@ -74,6 +74,8 @@ def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:
     Shard(0) over `ep_mesh`, and each experts module dispatches its tokens by all-to-all."""
     degree, rank = ep_mesh.size(), ep_mesh.get_local_rank()
     for module in expert_modules(model):
+        if getattr(module.config, "_experts_implementation", None) == "grouped_mm":
+            check_supported(module)
         for name, param in list(module.named_parameters(recurse=False)):
             if param.dim() != 3:
                 continue
@@ -113,7 +115,6 @@ def dispatched_forward(
     expert = top_k_index.reshape(-1)
     order = torch.argsort((expert * top_k + copy % top_k) * tokens + copy // top_k)
     position = inverse(order)
-    expert = expert[order]
     sent_per_expert = torch.bincount(expert, minlength=experts)
     got_per_expert = torch.empty_like(sent_per_expert)
     dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.ep_group)  # [source rank, local expert]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import types
 
 import torch
+from transformers.integrations.moe import _grouped_linear
 
 
 class MoeDispatchError(ValueError):
@@ -89,10 +90,7 @@ def grouped_experts(
     module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], counts: torch.Tensor
 ) -> torch.Tensor:
     """The experts on rows already grouped by expert (`counts` rows each): two grouped GEMMs, as transformers'
-    grouped_mm computes them, without its own sort and gathers."""
-    from transformers.integrations.moe import _grouped_linear
-
-    check_supported(module)
+    grouped_mm computes them, without its own sort and gathers (check_supported(module) when installed)."""
     offsets = torch.cumsum(counts, dim=0, dtype=torch.int32)
     gated = getattr(module, "has_gate", False)
     up = _grouped_linear(
@@ -103,6 +101,7 @@ def grouped_experts(
 
 
 def check_supported(module: torch.nn.Module) -> None:
+    """Refuse, before training, an experts module grouped_experts would compute wrongly."""
     if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
         raise MoeDispatchError(
             f"{type(module).__name__}: expert biases and post-expert norms are not supported by the trainer's "
