@@ -69,6 +69,11 @@ def test_experts_split_over_two_ranks_train_the_e1_curve_and_weights(base, refer
     assert_same_training(run(base, tmp_path, processes=2, degree=2), reference)
 
 
+def test_under_full_checkpointing_the_split_experts_train_the_e1_curve_and_weights(base, reference, tmp_path):
+    """The rerun stops before the experts' down GEMM and the all-to-all back (last_product.py) on every rank."""
+    assert_same_training(run(base, tmp_path, processes=2, degree=2, **{"activation-checkpointing": "true"}), reference)
+
+
 def test_two_expert_groups_sharded_over_two_train_the_e1_curve_and_weights(base, reference, tmp_path):
     """4 ranks: experts split in 2, each half sharded by FSDP over the 2 ranks that hold it."""
     assert_same_training(run(base, tmp_path, processes=4, degree=2), reference)

@@ -63,7 +63,7 @@ def test_the_dispatch_computes_transformers_grouped_mm(family, compiled):
     inputs = routed_inputs(theirs)
     if compiled:
         torch._dynamo.reset()
-        ours.compile(fullgraph=True)  # no graph break: one graph for sort, gathers, GEMMs and sum
+        ours.compile()  # one graph for the sort, gathers, up GEMM and weights; the down GEMM and sum eager
     expected, got = run(theirs, *inputs), run(ours, *inputs)
     for what, mine, reference in zip(("output", "tokens' gradient", "router weights' gradient"), got, expected):
         assert_close_scaled(mine, reference, what)
@@ -127,7 +127,7 @@ def test_on_a_gpu_in_bf16_compiled_it_computes_transformers_grouped_mm():
     theirs, ours = experts_pair("nemotron_h", torch.bfloat16, "cuda")
     inputs = routed_inputs(theirs, torch.bfloat16)
     torch._dynamo.reset()
-    ours.compile(fullgraph=True)
+    ours.compile()
     expected, got = run(theirs, *inputs), run(ours, *inputs)
     for mine, reference in zip(got[:3], expected[:3]):
         assert (mine.float() - reference.float()).norm() < 1e-2 * reference.float().norm()

@@ -25,6 +25,7 @@ Saved checkpoints keep transformers' layout: the full state dict gathers the DTe
 
 from __future__ import annotations
 
+import functools
 import types
 
 import torch
@@ -34,7 +35,15 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
 from lineage.modeling import routed_experts
-from lineage.training.moe_dispatch import check_supported, combine, dispatch, grouped_experts, inverse
+from lineage.training.moe_dispatch import (
+    check_supported,
+    dispatch,
+    down,
+    down_inputs,
+    inverse,
+    permute_rows,
+    sum_copies,
+)
 
 
 class ExpertParallelError(ValueError):
@@ -122,41 +131,51 @@ def dispatched_forward(
     splits = torch.stack([sent_per_expert.view(degree, per_rank).sum(1), got.sum(1)]).tolist()  # one host read
     send, receive = splits
 
-    arrived = dist_nn.all_to_all_single(
-        hidden_states.new_empty(sum(receive), hidden_states.shape[-1]),
-        dispatch(hidden_states, order, position, top_k),
-        receive,
-        send,
-        group=self.ep_group,
-    )
+    def exchange(tensor: torch.Tensor, received: list[int], sent: list[int]) -> torch.Tensor:
+        out = tensor.new_empty(sum(received), *tensor.shape[1:])
+        return dist_nn.all_to_all_single(out, tensor, received, sent, group=self.ep_group)
+
+    arrived = exchange(dispatch(hidden_states, order, position, top_k), receive, send)
     # rows arrive by source rank, each source's rows by local expert: group them by expert (one source:
     # they already are)
-    by_expert = None
+    by_expert = arrival = None
     if degree > 1:
         local_expert = torch.repeat_interleave(
             torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1)
         )
         by_expert = torch.argsort(local_expert, stable=True)
-        arrived = arrived[by_expert]
+        arrival = inverse(by_expert)
+        arrived = permute_rows(arrived, by_expert, arrival)
     weights = {
         name: param.to_local() for name, param in self.named_parameters(recurse=False) if isinstance(param, DTensor)
     }
     if grouped:
-        computed = grouped_experts(self, arrived, weights, got.sum(0))
-    else:  # the module's own implementation (eager) on the local experts, each row with weight 1
-        ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
-        # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
-        ones = torch.ones(len(ids), 1, dtype=hidden_states.dtype, device=hidden_states.device)
-        computed = self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones)
+        row_weights = exchange(permute_rows(top_k_weights.reshape(-1, 1), order, position), receive, send)
+        if by_expert is not None:
+            row_weights = permute_rows(row_weights, by_expert, arrival)
+        offsets = torch.cumsum(got.sum(0), dim=0, dtype=torch.int32)
+        inputs = down_inputs(self, arrived, row_weights.reshape(-1), weights, offsets)
+        send_back = functools.partial(exchange, received=send, sent=receive)
+        return _down_and_send_back(self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k)
+    # the module's own implementation (eager) on the local experts, each row with weight 1
+    ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
+    # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
+    ones = torch.ones(len(ids), 1, dtype=hidden_states.dtype, device=hidden_states.device)
+    computed = self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones)
     if by_expert is not None:
         computed = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
-    returned = dist_nn.all_to_all_single(
-        hidden_states.new_empty(len(order), hidden_states.shape[-1]), computed, send, receive, group=self.ep_group
-    )
-    if grouped:  # as transformers' grouped_mm sums: per token over its slots, in slot order (fp32)
-        return combine(returned, top_k_weights, order, position).to(hidden_states.dtype)
+    returned = exchange(computed, send, receive)
     # as the eager loop sums: expert by expert
     token, slot = order // top_k, order % top_k
     weighted = returned * top_k_weights[token, slot, None]
     out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype)
     return out.index_add_(0, token, weighted.to(top_k_weights.dtype)).to(hidden_states.dtype)
+
+
+@torch.compiler.disable  # eager, as moe_dispatch's tail: the down GEMM saves its inputs before computing
+def _down_and_send_back(self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k):
+    """The down GEMM, the rows back in arrival order and to their tokens' ranks, each token's copies summed."""
+    computed = down(self, inputs, weights, offsets)
+    if by_expert is not None:
+        computed = permute_rows(computed, arrival, by_expert)  # back to arrival order
+    return sum_copies(send_back(computed), order, position, top_k)

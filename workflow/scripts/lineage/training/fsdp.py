@@ -25,6 +25,7 @@ from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
+from lineage.training.last_product import leave_out_of_recompute
 from lineage.training.moe_dispatch import use_sorted_dispatch
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
@@ -121,6 +122,8 @@ def shard(
     else:  # lineage/training/moe_dispatch.py: the copies sorted by expert and summed back by gathers
         use_sorted_dispatch(expert_modules(model))
     for block in blocks(model):
+        if activation_checkpointing is True:  # full: the rerun stops before the block's last product
+            leave_out_of_recompute(block)
         if compile_blocks:
             compile_block(block, activation_checkpointing)
         fully_shard(block, mesh=mesh, mp_policy=policy, reshard_after_forward=accumulate == "sharded")

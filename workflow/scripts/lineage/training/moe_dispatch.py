@@ -2,15 +2,19 @@
 
 Each of T tokens is copied to its top-k experts and the T*k copies are sorted by expert, so that
 every expert's rows are contiguous for the two grouped GEMMs; afterwards each token sums its k
-results, weighted by the router. Written with indexing (`x[token_of_row]`, `y[row_of_copy]`), as
-transformers' grouped_mm does, autograd differentiates both gathers into scatter-adds
-(`index_put_` with accumulate: atomics over T*k rows, in bf16 for the tokens' gradient), the
-largest cost of a MoE layer after its GEMMs (~7% of a full-scale rank's step, benchmarks/RESULTS.md).
+results. Written with indexing (`x[token_of_row]`, `y[row_of_copy]`), as transformers' grouped_mm
+does, autograd differentiates both gathers into scatter-adds (`index_put_` with accumulate: atomics
+over T*k rows, in bf16 for the tokens' gradient), the largest cost of a MoE layer after its GEMMs
+(~7% of a full-scale rank's step, benchmarks/RESULTS.md).
 
 The sorted copies are a permutation, so each backward is a gather too: the dispatch's gathers each
 token's k row gradients and sums them in fp32, in slot order (one rounding, the same every run);
-the combine's gathers each row's token gradient. Under torch.compile each direction is one fused
-kernel.
+the sum's gathers each row's token gradient. Under torch.compile each direction is one fused kernel.
+
+The router's weight multiplies a copy's down-projection input, not its output (the same product:
+(w h) W = w (h W)), so the down GEMM and the sum of the copies come last and need nothing saved
+through autograd: under full activation checkpointing the block's recompute stops before that GEMM
+(last_product.py). The tail runs eager for that (an eager GEMM saves its inputs before computing).
 
 Rows and copies: copy c = token * k + slot; `order[j]` is the copy at row j (an expert-sorted
 permutation of the copies), `position` its inverse (the row of copy c).
@@ -47,33 +51,57 @@ class _Dispatch(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_rows: torch.Tensor):
         (position,) = ctx.saved_tensors
-        copies = grad_rows[position].view(position.numel() // ctx.top_k, ctx.top_k, grad_rows.shape[-1])
-        return copies.sum(1, dtype=torch.float32).to(grad_rows.dtype), None, None, None
+        return _summed_copies(grad_rows, position, ctx.top_k), None, None, None
 
 
-class _Combine(torch.autograd.Function):
-    """out[t] = sum over slots s, in order, of weights[t, s] * rows[position[t * k + s]], in fp32."""
+def _summed_copies(rows: torch.Tensor, position: torch.Tensor, top_k: int) -> torch.Tensor:
+    """Each token's k rows added in fp32 in slot order, rounded once. Written as k adds, not a sum over a
+    dimension of k: Inductor then makes one pointwise kernel of k gathers, where for `.sum(1)` it chose a
+    reduction kernel ten times slower (benchmarks/RESULTS.md)."""
+    copies = rows[position].view(position.numel() // top_k, top_k, rows.shape[-1])
+    total = copies[:, 0].float()
+    for slot in range(1, top_k):
+        total = total + copies[:, slot]
+    return total.to(rows.dtype)
+
+
+_summed_copies_fused = torch.compile(_summed_copies, dynamic=True)  # gather, fp32 sum and cast: one kernel
+
+
+class _SumCopies(torch.autograd.Function):
+    """out[t] = the sum over slots s, in order and in fp32, of rows[position[t * k + s]]; rounded once.
+
+    Its backward needs only each row's token, which it keeps itself instead of saving it through autograd's
+    saved-tensor hooks: under activation checkpointing it then asks nothing of the recompute."""
 
     @staticmethod
-    def forward(
-        ctx, rows: torch.Tensor, weights: torch.Tensor, order: torch.Tensor, position: torch.Tensor
-    ) -> torch.Tensor:
-        ctx.save_for_backward(rows, weights, order, position)
-        tokens, top_k = weights.shape
-        return (rows[position].view(tokens, top_k, rows.shape[-1]) * weights.unsqueeze(-1)).sum(1)
+    def forward(ctx, rows: torch.Tensor, order: torch.Tensor, position: torch.Tensor, top_k: int) -> torch.Tensor:
+        ctx.token_of_row = order // top_k  # a few MB of indices, held until backward
+        summed = _summed_copies_fused if rows.is_cuda else _summed_copies
+        return summed(rows, position, top_k)
 
     @staticmethod
     def backward(ctx, grad_out: torch.Tensor):
-        rows, weights, order, position = ctx.saved_tensors
-        tokens, top_k = weights.shape
-        grad_rows = grad_weights = None
-        if ctx.needs_input_grad[0]:
-            row_weight = weights.reshape(-1)[order].unsqueeze(-1)
-            grad_rows = (grad_out[order // top_k] * row_weight).to(rows.dtype)
-        if ctx.needs_input_grad[1]:
-            picked = rows[position].view(tokens, top_k, rows.shape[-1])
-            grad_weights = (grad_out.unsqueeze(1) * picked).sum(-1).to(weights.dtype)
-        return grad_rows, grad_weights, None, None
+        return grad_out[ctx.token_of_row], None, None, None
+
+
+class _PermuteRows(torch.autograd.Function):
+    """rows[index] for a permutation `index`; the backward gathers by its inverse, which the op keeps itself
+    (as _SumCopies keeps its indices)."""
+
+    @staticmethod
+    def forward(ctx, rows: torch.Tensor, index: torch.Tensor, inverse_index: torch.Tensor) -> torch.Tensor:
+        ctx.inverse_index = inverse_index
+        return rows[index]
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return grad[ctx.inverse_index], None, None
+
+
+def permute_rows(rows: torch.Tensor, index: torch.Tensor, inverse_index: torch.Tensor) -> torch.Tensor:
+    """rows[index], `index` a permutation and `inverse_index` its inverse."""
+    return _PermuteRows.apply(rows, index, inverse_index)
 
 
 def dispatch(x: torch.Tensor, order: torch.Tensor, position: torch.Tensor, top_k: int) -> torch.Tensor:
@@ -81,27 +109,35 @@ def dispatch(x: torch.Tensor, order: torch.Tensor, position: torch.Tensor, top_k
     return _Dispatch.apply(x, order, position, top_k)
 
 
-def combine(rows: torch.Tensor, weights: torch.Tensor, order: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-    """[T*k, H] rows in `order`, [T, k] router weights -> [T, H] weighted sums (fp32, as the weights promote)."""
-    return _Combine.apply(rows, weights, order, position)
+def sum_copies(rows: torch.Tensor, order: torch.Tensor, position: torch.Tensor, top_k: int) -> torch.Tensor:
+    """[T*k, H] rows in `order` -> [T, H]: each token's k rows summed in fp32 in slot order, in the rows' dtype."""
+    return _SumCopies.apply(rows, order, position, top_k)
 
 
-def grouped_experts(
-    module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], counts: torch.Tensor
+def down_inputs(
+    module: torch.nn.Module,
+    rows: torch.Tensor,
+    row_weights: torch.Tensor,
+    weights: dict[str, torch.Tensor],
+    offsets: torch.Tensor,
 ) -> torch.Tensor:
-    """The experts on rows already grouped by expert (`counts` rows each): two grouped GEMMs, as transformers'
-    grouped_mm computes them, without its own sort and gathers (check_supported(module) when installed)."""
-    offsets = torch.cumsum(counts, dim=0, dtype=torch.int32)
+    """Rows grouped by expert (`offsets`: cumulative rows per expert) -> the down GEMM's input rows: the up
+    grouped GEMM, the activation (or gate), each row times its router weight (in fp32, rounded once)."""
     gated = getattr(module, "has_gate", False)
     up = _grouped_linear(
         rows, weights["gate_up_proj" if gated else "up_proj"], offsets, is_transposed=module.is_transposed
     )
     up = module._apply_gate(up) if gated else module.act_fn(up)
-    return _grouped_linear(up, weights["down_proj"], offsets, is_transposed=module.is_transposed)
+    return (up * row_weights.unsqueeze(-1)).to(rows.dtype)
+
+
+def down(module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], offsets: torch.Tensor):
+    """The down grouped GEMM (check_supported(module): no expert biases or post-expert norms)."""
+    return _grouped_linear(rows, weights["down_proj"], offsets, is_transposed=module.is_transposed)
 
 
 def check_supported(module: torch.nn.Module) -> None:
-    """Refuse, before training, an experts module grouped_experts would compute wrongly."""
+    """Refuse, before training, an experts module these functions would compute wrongly."""
     if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
         raise MoeDispatchError(
             f"{type(module).__name__}: expert biases and post-expert norms are not supported by the trainer's "
@@ -115,19 +151,29 @@ def expert_counts(experts: torch.Tensor, num_experts: int) -> torch.Tensor:
     return torch.histc(values, bins=num_experts, min=0, max=num_experts - 1)
 
 
+def expert_weights(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: param for name, param in module.named_parameters(recurse=False) if param.dim() == 3}
+
+
+@torch.compiler.disable  # eager: its GEMM saves its inputs before computing (module docstring)
+def _down_and_sum(module, rows, offsets, order, position, top_k):
+    return sum_copies(down(module, rows, expert_weights(module), offsets), order, position, top_k)
+
+
 def sorted_experts_forward(
     self: torch.nn.Module, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
 ) -> torch.Tensor:
-    """transformers' grouped_mm experts forward (same rows, same GEMMs, same fp32 sum per token in slot order),
-    its sort and gathers replaced by this module's dispatch and combine."""
+    """transformers' grouped_mm experts forward (same rows, same GEMMs, an fp32 sum per token in slot order), its
+    sort and gathers replaced by this module's dispatch and sum, the router weights applied before the down GEMM."""
     top_k = top_k_index.shape[-1]
     experts = top_k_index.reshape(-1)
     order = torch.argsort(experts, stable=True)
     position = inverse(order)
+    offsets = torch.cumsum(expert_counts(experts, self.num_experts), dim=0, dtype=torch.int32)
     rows = dispatch(hidden_states, order, position, top_k)
-    weights = {name: param for name, param in self.named_parameters(recurse=False) if param.dim() == 3}
-    computed = grouped_experts(self, rows, weights, expert_counts(experts, self.num_experts))
-    return combine(computed, top_k_weights, order, position).to(hidden_states.dtype)
+    row_weights = permute_rows(top_k_weights.reshape(-1), order, position)
+    inputs = down_inputs(self, rows, row_weights, expert_weights(self), offsets)
+    return _down_and_sum(self, inputs, offsets, order, position, top_k)
 
 
 def use_sorted_dispatch(experts_modules: list[torch.nn.Module]) -> int:
