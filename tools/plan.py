@@ -93,11 +93,12 @@ RUNTIME_BYTES = 1 * GIB
 # tokens x top-6 / 128 experts = 192 a expert) and the fixed per-micro-batch work (FSDP's copies and casts,
 # kernel launches for 52 layers three times) is spread over fewer tokens. One rank of the card's node
 # (30b_a3b_rank8: 52 layers, the 16 experts a rank holds at E = 8) at its 64-row share of the 512-row step,
-# liger's loss, blocks compiled under full checkpointing, the trainer's expert dispatch (train_speed.sh
-# rk_full_{4k,8k,16k,32k}_liger_64, one H200, 2026-12-04; without attention FLOPs). 4,096-16,384 from one call;
-# 32,768 the mean of two calls on two machines (32.5%, 31.1%). DPO's own run at its 16,384-token packs
-# (dpo_speed.sh e_rank_full_16k_64) measured 31.8%: DPO is planned from this table, a little slower
-MEASURED_MFU_BY_PACK = {4096: 0.102, 8192: 0.179, 16384: 0.291, 32768: 0.318}
+# liger's loss, blocks compiled under full checkpointing whose rerun leaves out each block's last product, the
+# trainer's expert dispatch (train_speed.sh rk_full_{4k,8k,16k,32k}_liger_64, one H200, 2026-12-04; without
+# attention FLOPs). 32,768 the mean of two calls on two machines (33.7%, 33.6%); 16,384 and 4,096-8,192 one call
+# each. DPO's own run at its 16,384-token packs (dpo_speed.sh e_rank_full_16k_64) measured 33.0%: DPO is planned
+# from this table, a little slower
+MEASURED_MFU_BY_PACK = {4096: 0.099, 8192: 0.158, 16384: 0.307, 32768: 0.336}
 # ours, Nemotron-H at the card's widths with the full scale's settings (packed, compiled blocks, activation
 # checkpointing: its recompute is in the step, not in the FLOPs) at its packs of 32,768 tokens; without attention
 # FLOPs, as step_time counts them (its attention layer adds 0.1 points at these rows)
