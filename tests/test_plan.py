@@ -172,7 +172,8 @@ def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
 
 def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     """E=8 on one node: each GPU keeps its 16 experts whole (the same state bytes), FSDP gathers the
-    non-expert parameters only, and every token's top-6 hidden states cross NVLink both ways."""
+    non-expert parameters only, and every token's top-6 hidden states cross NVLink both ways (under
+    checkpointing, out again in the rerun, whose last all-to-all back is left out)."""
     experts = plan.expert_params(base)
     assert 28e9 < experts < 30e9  # 23 MoE layers x 128 experts x 2 x 1856 x 2688
     one, eight = (plan.plan(base, gpus=8, micro_tokens=4096, checkpointing=True, expert_parallel=e) for e in (1, 8))
@@ -187,7 +188,7 @@ def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     assert fsdp[1] == pytest.approx(fsdp[0] * (counts.total - experts) / counts.total)
     tokens = 8 * 4096
     sent = plan.all_to_all_bytes(base, tokens, 8, checkpointing=True)
-    assert sent == pytest.approx(tokens * 6 * 2688 * 2 * 6 * 23 * 7 / 8)
+    assert sent == pytest.approx(tokens * 6 * 2688 * 2 * 5 * 23 * 7 / 8)  # the rerun stops before the combine
     assert plan.all_to_all_bytes(base, tokens, 1, checkpointing=True) == 0
 
 

@@ -36,8 +36,9 @@ all-gather bus bandwidth over NVLink on 8 H100/H200, and 400 Gb/s per GPU across
 With expert parallelism E (train.expert_parallel; planned here, see README), the routed experts of each
 MoE layer are split over E GPUs of a node and FSDP gathers only the rest (and each expert group over the
 W/E ranks that share it); every token then travels to its top-k experts' GPUs and back by all-to-all:
-tokens x top-k x hidden x 2 bytes, dispatch and combine, in forward, backward and the checkpointed
-recompute, (E-1)/E of it leaving the GPU, at --a2a-gbs (assumed: the all-gather's bus bandwidth).
+tokens x top-k x hidden x 2 bytes, dispatch and combine, in forward and backward, and the dispatch again
+in the checkpointed recompute (which stops before the experts' down GEMM and the combine), (E-1)/E of it
+leaving the GPU, at --a2a-gbs (assumed: the all-gather's bus bandwidth).
 The all-to-all waits on the router and the experts wait on it, so it is added to the step, never
 overlapped. FSDP overlaps its communication with compute, so a step takes between
 max(compute, FSDP communication) and their sum (plus the all-to-all); the report gives both.
@@ -524,7 +525,8 @@ def all_to_all_bytes(model: torch.nn.Module, tokens_per_gpu: float, expert_paral
     config = model.config
     moe_layers = sum(1 for m in model.modules() if type(m).__name__.endswith("Experts"))
     width = getattr(config, "moe_latent_size", None) or config.hidden_size
-    passes = 2 * (3 if checkpointing else 2)  # dispatch + combine; forward, recompute, backward
+    # dispatch and combine in forward and backward; the recompute sends the dispatch only (last_product.py)
+    passes = 2 * 2 + (1 if checkpointing else 0)
     return (
         tokens_per_gpu
         * config.num_experts_per_tok

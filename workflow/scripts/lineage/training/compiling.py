@@ -15,7 +15,8 @@ block's call, so compiling the block traces the checkpoint as one higher-order o
 no graph break: a block with an eager mixer falls back to eager, and with it every block of the
 model (their frames share nn.Module's call code, which Dynamo then skips). So with full
 checkpointing the block's children are compiled one by one and the checkpoint stays eager around
-them (it reruns their compiled forwards). Selective checkpointing keeps its blocks eager: its
+them (it reruns their compiled forwards), each mixer's last matrix product eager after its graph so
+that the rerun can stop before it (last_product.py). Selective checkpointing keeps its blocks eager: its
 policy must see the ops it picks from, which compiled children hide (torch refuses: a cached tensor
 mutated), and whole blocks compiled with the checkpoint traced failed on the GPU at the second
 pack shape (AOTAutograd's partitioner; benchmarks/RESULTS.md).
