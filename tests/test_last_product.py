@@ -124,14 +124,15 @@ def test_without_it_the_rerun_recomputes_the_experts_down_gemm():
 
 
 def test_compiled_blocks_with_their_last_products_eager_give_the_gradients_of_no_checkpointing():
-    """Compiled as the trainer compiles them (compiling.py), two steps: the rerun must pick the forward's graphs.
+    """Compiled as the trainer compiles them (compiling.py), three steps of two lengths (the second compiles the
+    blocks again for dynamic shapes): each rerun must pick its forward's graphs.
 
     (A dispatch mode would run the compiled blocks eager, so here only the gradients are compared.)"""
     torch._dynamo.reset()
     reference_model = tiny_model("nemotron_h", checkpointing=False)
     model = tiny_model("nemotron_h", checkpointing=True, compiled=True)
-    for seed in (1, 2):
-        ids = torch.randint(3, 250, (2, 24), generator=torch.Generator().manual_seed(seed))
+    for seed, length in ((1, 24), (2, 40), (3, 24)):
+        ids = torch.randint(3, 250, (2, length), generator=torch.Generator().manual_seed(seed))
         for each in (reference_model, model):
             each.zero_grad(set_to_none=True)
             each(input_ids=ids, labels=ids).loss.backward()
