@@ -156,7 +156,9 @@ def dispatched_forward(
         offsets = torch.cumsum(got.sum(0), dim=0, dtype=torch.int32)
         inputs = down_inputs(self, arrived, row_weights.reshape(-1), weights, offsets)
         send_back = functools.partial(exchange, received=send, sent=receive)
-        return _down_and_send_back(self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k)
+        return _down_and_send_back(
+            self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k
+        )
     # the module's own implementation (eager) on the local experts, each row with weight 1
     ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
     # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies

@@ -16,13 +16,15 @@ multiplies the down GEMM's input, moe_dispatch.py), within bf16 rounding of the 
 
 from __future__ import annotations
 
-import importlib.util
 import types
 
 import torch
 
+from lineage.training.packing import missing_mamba_kernels
+
 
 def _eager(module: torch.nn.Module) -> str:
+    """`module` runs eager where its parent is compiled: the graph ends before it."""
     module.forward = torch.compiler.disable(module.forward)
     return type(module).__name__
 
@@ -71,10 +73,6 @@ def _down_last(experts: torch.nn.Module) -> bool:
     return grouped and experts.forward.__name__ in ("sorted_experts_forward", "dispatched_forward")
 
 
-def _mamba_kernels() -> bool:
-    return all(importlib.util.find_spec(name) is not None for name in ("mamba_ssm", "causal_conv1d"))
-
-
 def leave_out_of_recompute(block: torch.nn.Module) -> list[str]:
     """Make `block`'s last matrix product eager and its last op that saves a tensor for backward (before the
     block is compiled and checkpointed); return what was changed, by class name ([] when nothing applies)."""
@@ -82,7 +80,7 @@ def leave_out_of_recompute(block: torch.nn.Module) -> list[str]:
     mixer = getattr(block, "mixer", None)  # Nemotron-H: one mixer per block
     kind = type(mixer).__name__
     if kind == "NemotronHMamba2Mixer":
-        if _mamba_kernels():  # the mixer runs eager (compiling.py): out_proj after the kernel is enough
+        if not missing_mamba_kernels():  # the mixer runs eager (compiling.py): out_proj after the kernel is enough
             mixer.forward = types.MethodType(_mamba_forward_out_proj_last, mixer)
             changed.append(kind)
         # without the kernels transformers' own forward already ends with out_proj
