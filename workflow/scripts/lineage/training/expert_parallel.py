@@ -25,7 +25,6 @@ Saved checkpoints keep transformers' layout: the full state dict gathers the DTe
 
 from __future__ import annotations
 
-import functools
 import types
 
 import torch
@@ -38,11 +37,10 @@ from lineage.modeling import routed_experts
 from lineage.training.moe_dispatch import (
     check_supported,
     dispatch,
-    down,
+    down_and_sum,
     down_inputs,
     inverse,
     permute_rows,
-    sum_copies,
 )
 
 
@@ -155,10 +153,13 @@ def dispatched_forward(
             row_weights = permute_rows(row_weights, by_expert, arrival)
         offsets = torch.cumsum(got.sum(0), dim=0, dtype=torch.int32)
         inputs = down_inputs(self, arrived, row_weights.reshape(-1), weights, offsets)
-        send_back = functools.partial(exchange, received=send, sent=receive)
-        return _down_and_send_back(
-            self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k
-        )
+
+        def route_back(computed: torch.Tensor) -> torch.Tensor:
+            if by_expert is not None:
+                computed = permute_rows(computed, arrival, by_expert)  # back to arrival order
+            return exchange(computed, send, receive)
+
+        return down_and_sum(self, inputs, weights, offsets, order, position, top_k, route_back)
     # the module's own implementation (eager) on the local experts, each row with weight 1
     ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
     # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
@@ -172,12 +173,3 @@ def dispatched_forward(
     weighted = returned * top_k_weights[token, slot, None]
     out = torch.zeros_like(hidden_states, dtype=top_k_weights.dtype)
     return out.index_add_(0, token, weighted.to(top_k_weights.dtype)).to(hidden_states.dtype)
-
-
-@torch.compiler.disable  # eager, as moe_dispatch's tail: the down GEMM saves its inputs before computing
-def _down_and_send_back(self, inputs, weights, offsets, by_expert, arrival, send_back, order, position, top_k):
-    """The down GEMM, the rows back in arrival order and to their tokens' ranks, each token's copies summed."""
-    computed = down(self, inputs, weights, offsets)
-    if by_expert is not None:
-        computed = permute_rows(computed, arrival, by_expert)  # back to arrival order
-    return sum_copies(send_back(computed), order, position, top_k)

@@ -20,6 +20,8 @@ import types
 
 import torch
 
+from lineage.training.expert_parallel import dispatched_forward
+from lineage.training.moe_dispatch import sorted_experts_forward
 from lineage.training.packing import missing_mamba_kernels
 
 
@@ -70,7 +72,8 @@ def _mamba_forward_out_proj_last(self, hidden_states: torch.Tensor, cache_params
 def _down_last(experts: torch.nn.Module) -> bool:
     """Experts whose forward ends with their eager down GEMM (moe_dispatch.py, expert_parallel.py on grouped_mm)."""
     grouped = getattr(experts.config, "_experts_implementation", None) == "grouped_mm"
-    return grouped and experts.forward.__name__ in ("sorted_experts_forward", "dispatched_forward")
+    forward = getattr(experts.forward, "__func__", None)
+    return grouped and forward in (sorted_experts_forward, dispatched_forward)
 
 
 def leave_out_of_recompute(block: torch.nn.Module) -> list[str]:

@@ -23,6 +23,7 @@ permutation of the copies), `position` its inverse (the row of copy c).
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 
 import torch
 from transformers.integrations.moe import _grouped_linear
@@ -131,11 +132,6 @@ def down_inputs(
     return (up * row_weights.unsqueeze(-1)).to(rows.dtype)
 
 
-def down(module: torch.nn.Module, rows: torch.Tensor, weights: dict[str, torch.Tensor], offsets: torch.Tensor):
-    """The down grouped GEMM (check_supported(module): no expert biases or post-expert norms)."""
-    return _grouped_linear(rows, weights["down_proj"], offsets, is_transposed=module.is_transposed)
-
-
 def check_supported(module: torch.nn.Module) -> None:
     """Refuse, before training, an experts module these functions would compute wrongly."""
     if getattr(module, "has_bias", False) or getattr(module, "has_post_expert_norm", False):
@@ -152,12 +148,28 @@ def expert_counts(experts: torch.Tensor, num_experts: int) -> torch.Tensor:
 
 
 def expert_weights(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The module's stacked expert weights by name (`up_proj`, `down_proj`, ...)."""
     return {name: param for name, param in module.named_parameters(recurse=False) if param.dim() == 3}
 
 
 @torch.compiler.disable  # eager: its GEMM saves its inputs before computing (module docstring)
-def _down_and_sum(module, rows, offsets, order, position, top_k):
-    return sum_copies(down(module, rows, expert_weights(module), offsets), order, position, top_k)
+def down_and_sum(
+    module: torch.nn.Module,
+    rows: torch.Tensor,
+    weights: dict[str, torch.Tensor],
+    offsets: torch.Tensor,
+    order: torch.Tensor,
+    position: torch.Tensor,
+    top_k: int,
+    route_back: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """The experts' tail: the down grouped GEMM (check_supported(module): no expert biases or post-expert
+    norms), its rows sent back to their tokens (`route_back`: expert parallelism's all-to-all), each token's
+    k copies summed."""
+    computed = _grouped_linear(rows, weights["down_proj"], offsets, is_transposed=module.is_transposed)
+    if route_back is not None:
+        computed = route_back(computed)
+    return sum_copies(computed, order, position, top_k)
 
 
 def sorted_experts_forward(
@@ -172,8 +184,9 @@ def sorted_experts_forward(
     offsets = torch.cumsum(expert_counts(experts, self.num_experts), dim=0, dtype=torch.int32)
     rows = dispatch(hidden_states, order, position, top_k)
     row_weights = permute_rows(top_k_weights.reshape(-1), order, position)
-    inputs = down_inputs(self, rows, row_weights, expert_weights(self), offsets)
-    return _down_and_sum(self, inputs, offsets, order, position, top_k)
+    weights = expert_weights(self)
+    inputs = down_inputs(self, rows, row_weights, weights, offsets)
+    return down_and_sum(self, inputs, weights, offsets, order, position, top_k)
 
 
 def use_sorted_dispatch(experts_modules: list[torch.nn.Module]) -> int:
