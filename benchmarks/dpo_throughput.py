@@ -207,7 +207,7 @@ def live_reference_loss(recipe, reference):
 
 
 def main(own, args, recipe) -> int:
-    env = tdist.init_distributed(args.device)
+    env = tdist.init_distributed(args.device, training=True)
     try:
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)

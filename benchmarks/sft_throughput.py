@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import statistics
 import sys
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import torch
 import train_sft
+from gpu_idle import idle_table
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from lineage.chat import load_bundle
@@ -47,6 +49,7 @@ from lineage.training.preemption import Preempted
 # Kernel name -> category; the first match wins. NCCL runs on its own stream, overlapping the rest.
 CATEGORIES = (
     ("communication (NCCL)", r"nccl"),
+    ("host blocked: launch queue full (not a kernel)", r"command buffer full"),
     ("attention", r"flash|fmha|attention|attn"),
     ("grouped GEMM (experts)", r"grouped|GroupProblemShape|group_gemm"),
     ("GEMM", r"gemm|cutlass|xmma|nvjet|cublas|matmul|splitK"),
@@ -161,7 +164,7 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
         by_category: dict[str, float] = {}
         for name, us in kernels:
             by_category[category(name)] = by_category.get(category(name), 0.0) + us
-        busy = sum(v for k, v in by_category.items() if not k.startswith("communication"))
+        busy = sum(v for k, v in by_category.items() if not k.startswith(("communication", "host blocked")))
         lines += [
             f"GPU kernels (not NCCL) busy {busy / 1e3 / steps:,.0f} ms per step "
             f"({100 * busy / 1e6 / wall_s:.0f}% of wall); NCCL kernels run alongside on their own stream",
@@ -170,8 +173,9 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
             "|---|---|---|",
         ]
         for name, us in sorted(by_category.items(), key=lambda kv: -kv[1]):
-            share = "-" if name.startswith("communication") else f"{100 * us / max(busy, 1):.1f}%"
+            share = "-" if name.startswith(("communication", "host blocked")) else f"{100 * us / max(busy, 1):.1f}%"
             lines.append(f"| {name} | {us / 1e3 / steps:,.1f} | {share} |")
+        lines += ["", idle_table(prof, steps)]
     if shapes or not on_gpu:  # input shapes (and CPU time) only come with key_averages()' tree
         attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
         ops = {
@@ -214,6 +218,17 @@ def training_state(model, optimizer) -> dict[str, float]:
     return {"weights": weights / gib, "gradients": gradients / gib, "optimizer": moments / gib}
 
 
+def allocator_line(device: torch.device) -> str:
+    """The caching allocator's view: a retry frees every cached block (a device sync) and maps memory anew."""
+    stats = torch.cuda.memory_stats(device)
+    setting = next((f"{n}={os.environ[n]}" for n in tdist.ALLOCATOR_VARIABLES if os.environ.get(n)), "default")
+    return (
+        f"allocator ({setting}): reserved peak {stats.get('reserved_bytes.all.peak', 0) / 2**30:.1f} GiB, "
+        f"{stats.get('num_device_alloc', 0):,} cudaMalloc, {stats.get('num_device_free', 0):,} cudaFree, "
+        f"{stats.get('num_alloc_retries', 0):,} retries after a failed allocation"
+    )
+
+
 def summary(rows: list[dict], first: int, last: int, world_size: int, label: str) -> str:
     timed = [r for r in rows if first <= r["step"] <= last] or rows
     tps = statistics.median(r["tok_per_s"] for r in timed) / world_size
@@ -233,7 +248,7 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
 
 
 def main(own, args, recipe) -> int:
-    env = tdist.init_distributed(args.device)
+    env = tdist.init_distributed(args.device, training=True)
     try:
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
@@ -304,6 +319,8 @@ def main(own, args, recipe) -> int:
                     f" + activations and workspace {max(peaks) - sum(state.values()):.1f} GiB",
                     flush=True,
                 )
+            if env.device.type == "cuda":
+                print(allocator_line(env.device), flush=True)
             if own.profile_steps:
                 wall = sum(r["step_time_s"] for r in rows if r["step"] >= profiled_from)
                 print(profile_tables(prof, own.profile_steps, own.profile_rows, wall, own.profile_shapes), flush=True)

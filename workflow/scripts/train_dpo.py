@@ -159,7 +159,7 @@ def attach_head(model, recipe: DpoRecipe) -> str:
 
 def main(options: JobOptions, recipe: DpoRecipe) -> int:
     started = time.time()
-    env = tdist.init_distributed(options.device)
+    env = tdist.init_distributed(options.device, training=True)
     try:
         begun = job.start(options, recipe, env)
         step_data, dropped, data_records, reference = prepare_data(

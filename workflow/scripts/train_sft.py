@@ -149,7 +149,7 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
 
 def main(options: JobOptions, recipe: SftRecipe) -> int:
     started = time.time()
-    env = tdist.init_distributed(options.device)
+    env = tdist.init_distributed(options.device, training=True)
     try:
         begun = job.start(options, recipe, env)
         step_data, stats, data_records = prepare_data(options, recipe, env, begun.plan, begun.tokenizer, begun.bundle)

@@ -42,8 +42,32 @@ def share_cpu_threads() -> None:
         torch.set_num_threads(int(share))  # sets OpenMP's and MKL's counts alike
 
 
-def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
-    """Join (or create) the process group: nccl on GPUs, gloo on CPU; a launched rank dies with its launcher."""
+TRAINING_ALLOCATOR = "expandable_segments:True"
+ALLOCATOR_VARIABLES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+
+
+def training_allocator() -> str:
+    """Give the CUDA caching allocator segments that grow in place, unless the user configured it; say which.
+
+    Packs change length every step, so a step's activations never quite fit the blocks the step before
+    freed: fixed segments fragment, reserved memory climbs past what is allocated, and once a cudaMalloc
+    fails the allocator frees every cached block (a device synchronisation) and maps memory anew while the
+    GPU waits. Segments that grow keep reserved memory near allocated memory, which is also the figure an
+    80 GB GPU must hold. Set before CUDA starts (the allocator reads it once); training jobs only: the
+    decoders' CUDA graphs keep the default.
+    """
+    for name in ALLOCATOR_VARIABLES:
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]} (set by the user)"
+    if torch.cuda.is_initialized():
+        return "default (CUDA had started before the job could configure it)"
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = TRAINING_ALLOCATOR
+    return f"PYTORCH_CUDA_ALLOC_CONF={TRAINING_ALLOCATOR}"
+
+
+def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: bool = False) -> DistEnv:
+    """Join (or create) the process group: nccl on GPUs, gloo on CPU; a launched rank dies with its launcher.
+    `training`: the CUDA allocator is set up for training (training_allocator)."""
     die_with_parent()
     share_cpu_threads()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -53,6 +77,8 @@ def init_distributed(device: str = "auto", timeout_min: int = 30) -> DistEnv:
     if use_cuda and not torch.cuda.is_available():
         raise RuntimeError("--device cuda was asked for but torch sees no GPU; use --device cpu or auto")
     if use_cuda:
+        if training:
+            training_allocator()
         torch.cuda.set_device(local_rank)
         dev = torch.device("cuda", local_rank)
     else:

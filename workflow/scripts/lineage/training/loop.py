@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 from torch.distributed.fsdp import FSDPModule
+from torch.profiler import record_function
 
 from lineage.modeling import ParamCounts
 from lineage.training.cli import JobOptions
@@ -221,13 +222,17 @@ def _train(
                 key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
                 for key, value in micro.items()
             }
-            loss_sum, stats = loss_fn(model, micro)
-            (loss_sum / max(normalizer, 1)).backward()
+            with record_function("forward"):
+                loss_sum, stats = loss_fn(model, micro)
+            with record_function("backward"):
+                (loss_sum / max(normalizer, 1)).backward()
             sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
-        grad_norm = clip_grad_norm(model, recipe.grad_clip)  # on the device: reading it now would wait
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        upcoming = step_data(step + 1) if step + 1 < recipe.steps else None  # packed while the GPU works
+        with record_function("optimizer"):
+            grad_norm = clip_grad_norm(model, recipe.grad_clip)  # on the device: reading it now would wait
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        with record_function("next step's data"):
+            upcoming = step_data(step + 1) if step + 1 < recipe.steps else None  # packed while the GPU works
         means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
         grad_norm = float(grad_norm)
         if env.device.type == "cuda":

@@ -1,0 +1,130 @@
+"""Where the GPU waits for the host: idle gaps between kernels, charged to the host op that was late.
+
+A step whose kernels add up to less than its wall time leaves the GPU idle somewhere. Each gap on the
+compute streams (NCCL and the profiler's "Command Buffer Full" markers left out: the former overlaps on
+its own stream, the latter marks the host blocked on a full queue, the GPU busy) ends with a kernel; the
+host op that launched that kernel is what the GPU waited for. The gaps are summed per launching op and
+per the ranges that enclosed it on the host (the training phase: forward, a block's rerun in backward,
+FSDP's hooks, the optimizer), so the table points at host work to cut.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import torch
+
+NOT_KERNELS = ("nccl", "command buffer full", "memcpy", "memset")
+MIN_GAP_NS = 2_000  # shorter gaps are the launch pipeline's own latency
+LONG_GAP_NS = 500_000  # gaps this long: which host events ran during them
+SHORT_EVENT_NS = 50_000_000  # longer host events are phases (forward, backward), not the cause
+
+
+def _is_compute_kernel(event) -> bool:
+    name = event.name().lower()
+    return not event.is_user_annotation() and not any(word in name for word in NOT_KERNELS)
+
+
+def _gaps(events) -> tuple[dict[int, int], int, int, list[tuple[int, int]]]:
+    """({linked op correlation id: idle ns before its kernel}, busy ns, span ns, [(start, end) of long gaps])
+    on the compute streams."""
+    cuda = torch.autograd.DeviceType.CUDA
+    kernels = sorted(
+        (e.start_ns(), e.end_ns(), e.linked_correlation_id())
+        for e in events
+        if e.device_type() == cuda and _is_compute_kernel(e)
+    )
+    if not kernels:
+        return {}, 0, 0, []
+    idle: dict[int, int] = {}
+    long_gaps = []
+    busy, busy_end = 0, kernels[0][0]
+    for start, end, link in kernels:
+        if start - busy_end >= MIN_GAP_NS:
+            idle[link] = idle.get(link, 0) + start - busy_end
+            if start - busy_end >= LONG_GAP_NS:
+                long_gaps.append((busy_end, start))
+        busy += max(0, end - max(start, busy_end))
+        busy_end = max(busy_end, end)
+    return idle, busy, busy_end - kernels[0][0], long_gaps
+
+
+def _enclosing(events, wanted: set[int]) -> dict[int, tuple[str, ...]]:
+    """{correlation id: names of the host ranges around that op, outermost first} for the `wanted` ops."""
+    cuda = torch.autograd.DeviceType.CUDA
+    by_thread: dict[int, list] = {}
+    for e in events:
+        if e.device_type() != cuda and not e.is_async() and not e.name().startswith("ProfilerStep"):
+            by_thread.setdefault(e.start_thread_id(), []).append(e)
+    found: dict[int, tuple[str, ...]] = {}
+    for thread_events in by_thread.values():
+        thread_events.sort(key=lambda e: (e.start_ns(), -e.duration_ns()))
+        stack: list = []
+        for e in thread_events:
+            while stack and stack[-1].end_ns() <= e.start_ns():
+                stack.pop()
+            if e.correlation_id() in wanted:
+                found[e.correlation_id()] = tuple(s.name() for s in stack)
+            stack.append(e)
+    return found
+
+
+def _during(events, gaps: list[tuple[int, int]]) -> dict[str, list[float]]:
+    """{host event name: [events, ns overlapping the long gaps]}: what the host did while the GPU waited."""
+    cuda = torch.autograd.DeviceType.CUDA
+    host = sorted(
+        (e.start_ns(), e.end_ns(), e.name())
+        for e in events
+        if e.device_type() != cuda and not e.is_async() and e.duration_ns() < SHORT_EVENT_NS
+    )
+    starts = [start for start, _, _ in host]
+    found: dict[str, list[float]] = {}
+    for gap_start, gap_end in gaps:
+        first = bisect.bisect_left(starts, gap_start - SHORT_EVENT_NS)
+        for start, end, name in host[first : bisect.bisect_left(starts, gap_end)]:
+            overlap = min(end, gap_end) - max(start, gap_start)
+            if overlap > 0:
+                entry = found.setdefault(name, [0, 0.0])
+                entry[0] += 1
+                entry[1] += overlap
+    return found
+
+
+def _phase(ranges: tuple[str, ...]) -> str:
+    """A short name for where the host was: the outermost two ranges, autograd's node names trimmed."""
+    trimmed = [name.removeprefix("autograd::engine::evaluate_function: ") for name in ranges]
+    return " > ".join(trimmed[:2]) or "(top level)"
+
+
+def idle_table(prof, steps: int, rows: int = 12) -> str:
+    """Markdown: the GPU's idle time per step and the host ops (and phases) it waited for."""
+    events = prof.profiler.kineto_results.events()
+    idle, busy, span, long_gaps = _gaps(events)
+    if not span:
+        return ""
+    names = {e.correlation_id(): e.name() for e in events if e.device_type() != torch.autograd.DeviceType.CUDA}
+    ranges = _enclosing(events, set(idle))
+    by_op: dict[str, list[float]] = {}
+    by_phase: dict[str, list[float]] = {}
+    for link, ns in idle.items():
+        for table, key in ((by_op, names.get(link, "(unlinked)")), (by_phase, _phase(ranges.get(link, ())))):
+            entry = table.setdefault(key, [0, 0.0])
+            entry[0] += 1
+            entry[1] += ns
+    total_idle = span - busy
+    lines = [
+        f"GPU compute streams: busy {busy / 1e6 / steps:,.0f} ms per step, idle {total_idle / 1e6 / steps:,.0f} ms "
+        f"({100 * total_idle / span:.1f}% of the profiled span); gaps of {MIN_GAP_NS // 1000} us or more: "
+        f"{sum(ns for ns in idle.values()) / 1e6 / steps:,.1f} ms per step",
+    ]
+    during = _during(events, long_gaps)
+    tables = (
+        ("host op launching the kernel after a gap", by_op),
+        ("host ranges around it", by_phase),
+        (f"host events during the gaps of {LONG_GAP_NS // 1000} us or more (nested ones overlap)", during),
+    )
+    for title, table in tables:
+        lines += ["", f"| {title} | count/step | ms/step |", "|---|---|---|"]
+        for key, (count, ns) in sorted(table.items(), key=lambda kv: -kv[1][1])[:rows]:
+            lines.append(f"| {key[:110]} | {count / steps:,.0f} | {ns / 1e6 / steps:,.1f} |")
+    return "\n".join(lines)
