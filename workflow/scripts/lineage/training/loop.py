@@ -228,7 +228,7 @@ def _train(
                 (loss_sum / max(normalizer, 1)).backward()
             sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
         with record_function("optimizer"):
-            grad_norm = clip_grad_norm(model, recipe.grad_clip)  # on the device: reading it now would wait
+            grad_norm = clip_grad_norm(model, recipe.grad_clip, optimizer)  # on the device: reading it now would wait
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
         with record_function("next step's data"):

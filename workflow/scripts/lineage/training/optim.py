@@ -15,14 +15,22 @@ from lineage.training.recipe import SCHEDULES
 
 
 def build_optimizer(
-    model: torch.nn.Module, *, lr: float, betas: tuple[float, float], weight_decay: float, eps: float = 1e-8
+    model: torch.nn.Module,
+    *,
+    lr: float,
+    betas: tuple[float, float],
+    weight_decay: float,
+    eps: float = 1e-8,
+    fused: bool | None = None,
 ) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters; `fused` (one kernel a step) defaults to on when they are all on GPUs."""
     decay, no_decay = [], []
     for param in model.parameters():
         if param.requires_grad:
             (decay if param.dim() >= 2 else no_decay).append(param)
     groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    fused = all(p.is_cuda for p in decay + no_decay)
+    if fused is None:
+        fused = all(p.is_cuda for p in decay + no_decay)
     return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=fused or None)
 
 
@@ -48,15 +56,31 @@ def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> torch.Tensor:
-    """Clip to `max_norm` (0 = no clipping); return the total gradient norm before clipping.
+def clip_grad_norm(
+    model: torch.nn.Module, max_norm: float, optimizer: torch.optim.Optimizer | None = None
+) -> torch.Tensor:
+    """Clip to `max_norm` (0 = no clipping) for the coming optimizer step; return the total gradient norm
+    before clipping.
 
-    The norm stays a device tensor (0-d) so that the optimizer step is queued behind the clip
-    without the host waiting for the GPU; float() it when the step's numbers are read.
+    A fused AdamW (over one device mesh) takes the clip into its step: it divides each gradient by
+    `grad_scale` = max(1, norm / max_norm) as it reads it (the hook GradScaler uses), so no pass rewrites
+    every fp32 gradient first; otherwise the gradients are scaled here. The norm stays a device tensor
+    (0-d) so that the step is queued behind it without the host waiting for the GPU; float() it when the
+    step's numbers are read.
     """
     params = [p for p in model.parameters() if p.grad is not None]
     limit = max_norm if max_norm > 0 else float("inf")
     meshes = {p.device_mesh for p in params if isinstance(p, DTensor)}
+    fused = optimizer is not None and bool(optimizer.defaults.get("fused"))
+    if optimizer is not None:
+        optimizer.grad_scale = None  # set again below when this step's clip is folded in
+    if fused and len(meshes) <= 1:
+        norm = torch.nn.utils.get_total_norm([p.grad for p in params], foreach=True)
+        norm = norm.full_tensor() if isinstance(norm, DTensor) else norm
+        if max_norm > 0:
+            # torch's clip multiplies by min(1, max_norm / (norm + 1e-6)); the step divides by its inverse
+            optimizer.grad_scale = torch.clamp((norm.float() + 1e-6) / max_norm, min=1.0)
+        return norm
     if len(meshes) <= 1:
         norm = torch.nn.utils.clip_grad_norm_(params, limit, foreach=True)
         return norm.full_tensor() if isinstance(norm, DTensor) else norm
