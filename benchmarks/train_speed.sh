@@ -49,7 +49,7 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
   echo "== $name"
   PYTHONPATH=$path timeout -k 20 -s TERM "${RUN_TIMEOUT:-150}" python3 "${BENCHMARKS:-benchmarks}/sft_throughput.py" \
     --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
-    | grep -E "^(model|summary|memory|allocator|profile|\||GPU|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
+    | grep -E "^(model|CUDA allocator|summary|memory|allocator|profile|\||GPU|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
 rank_share() {  # name, pack tokens: one rank's 64-row share of the full scale's step (see rk_ below)
   ours "$1" on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --pack-tokens "$2" \

@@ -78,7 +78,9 @@ def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: b
         raise RuntimeError("--device cuda was asked for but torch sees no GPU; use --device cpu or auto")
     if use_cuda:
         if training:
-            training_allocator()
+            setting = training_allocator()
+            if rank == 0:
+                print(f"CUDA allocator: {setting}", flush=True)
         torch.cuda.set_device(local_rank)
         dev = torch.device("cuda", local_rank)
     else:
