@@ -38,7 +38,7 @@ ours() {  # name, then dpo_throughput.py flags
   echo "== $name"
   timeout -k 20 -s TERM "${RUN_TIMEOUT:-200}" python3 benchmarks/dpo_throughput.py --tokenizer "$OUT/tokenizer" \
     --data "$D/pairs.jsonl" $optim --precision bf16 --max-length 4096 --metrics "$M/$name.jsonl" "$@" 2>&1 \
-    | tee "$OUT/$name.log" | grep -E "^(model|reference pass|summary|data|Traceback|.*Error)" \
+    | tee "$OUT/$name.log" | grep -E "^(model|CUDA allocator|reference pass|summary|allocator|data|Traceback|.*Error)" \
     || echo "$name: failed (see $OUT/$name.log)"
 }
 trl() {  # name, then train_trl_dpo.py flags

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 import train_dpo
-from sft_throughput import random_model, random_sharded_model, summary
+from sft_throughput import allocator_line, random_model, random_sharded_model, summary
 from transformers import AutoTokenizer
 
 from lineage.chat import IGNORE_INDEX, load_bundle
@@ -257,6 +257,8 @@ def main(own, args, recipe) -> int:
             print(
                 summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size} dpo"), flush=True
             )
+            if env.device.type == "cuda":
+                print(allocator_line(env.device), flush=True)
     finally:
         tdist.close()
     return 0
