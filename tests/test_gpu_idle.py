@@ -1,0 +1,83 @@
+"""benchmarks/gpu_idle.py charges each idle gap of the GPU to the host op that launched the kernel ending it.
+
+The events are the profiler's own event type's accessors, built by hand: a CPU run records no kernels.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gpu_idle  # noqa: E402
+
+CUDA, CPU = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
+MS = 1_000_000
+
+
+class Event:
+    """The accessors of torch's _KinetoEvent that gpu_idle reads."""
+
+    def __init__(self, name, device, start, end, correlation=0, link=0, thread=1):
+        self._values = (name, device, start, end, correlation, link, thread)
+
+    def name(self):
+        return self._values[0]
+
+    def device_type(self):
+        return self._values[1]
+
+    def start_ns(self):
+        return self._values[2]
+
+    def end_ns(self):
+        return self._values[3]
+
+    def duration_ns(self):
+        return self._values[3] - self._values[2]
+
+    def correlation_id(self):
+        return self._values[4]
+
+    def linked_correlation_id(self):
+        return self._values[5]
+
+    def start_thread_id(self):
+        return self._values[6]
+
+    def is_user_annotation(self):
+        return False
+
+    def is_async(self):
+        return False
+
+
+def profile(events) -> SimpleNamespace:
+    return SimpleNamespace(profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
+
+
+def test_gaps_are_charged_to_the_late_op_and_its_ranges():
+    events = [
+        Event("backward", CPU, 0, 40 * MS, correlation=1),
+        Event("MmBackward0", CPU, 1 * MS, 2 * MS, correlation=2),
+        Event("aten::mm", CPU, 1 * MS, 2 * MS, correlation=3),
+        Event("MambaBackward", CPU, 10 * MS, 30 * MS, correlation=4),
+        Event("cudaFree", CPU, 12 * MS, 17 * MS, correlation=5),
+        Event("optimizer", CPU, 40 * MS, 50 * MS, correlation=6),
+        Event("aten::_fused_adamw_", CPU, 41 * MS, 42 * MS, correlation=7),
+        Event("gemm", CUDA, 2 * MS, 10 * MS, link=3),
+        Event("Command Buffer Full", CUDA, 10 * MS, 18 * MS),  # the host blocked: not a kernel
+        Event("scan_bwd", CUDA, 18 * MS, 30 * MS, link=4),
+        Event("ncclKernel_AllGather", CUDA, 30 * MS, 45 * MS),  # its own stream: not compute
+        Event("adam", CUDA, 30 * MS + 1_000, 33 * MS, link=7),  # 1 us after the scan: below MIN_GAP_NS
+    ]
+    table = gpu_idle.idle_table(profile(events), steps=1)
+    late_ops, ranges, during = (part.splitlines() for part in table.split("\n\n")[1:])
+    assert "busy 23 ms per step, idle 8 ms" in table  # 2-10, 18-30 and 30.001-33 of a 2-33 ms span
+    assert late_ops[2:] == ["| MambaBackward | 1 | 8.0 |"]  # the scan waited 8 ms for its launch, adam none
+    assert ranges[2:] == ["| backward | 1 | 8.0 |"]
+    assert "| cudaFree | 1 | 5.0 |" in during  # what the host did meanwhile
+    assert not any("Command Buffer Full" in line or "nccl" in line for line in table.splitlines())
