@@ -165,6 +165,9 @@ case $PART in
           --global-batch-rows 64 --steps 8 --timed-from 3 ;;
         rk_full_32k_liger_512) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing \
           --global-batch-rows 512 --steps 5 --timed-from 3 ;;
+        # the 64-row share with the allocator's fixed segments (what training jobs used before growing ones)
+        rk_full_32k_liger_64_fixed_segments) PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False ours $run on $nemo \
+          $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --global-batch-rows 64 --steps 8 --timed-from 3 ;;
         # the same share at the smaller packs (the planner's per-pack MFU table; DPO's packs are 16,384)
         rk_full_4k_liger_64) rank_share $run 4096 ;;
         rk_full_8k_liger_64) rank_share $run 8192 ;;
