@@ -31,8 +31,11 @@ def test_a_users_allocator_setting_is_kept(clean_env, name):
     assert "set by the user" in said
 
 
-def test_too_late_once_cuda_has_started(clean_env):
+def test_after_cuda_started_the_running_allocator_is_told(clean_env):
+    told = []
     clean_env.setattr(torch.cuda, "is_initialized", lambda: True)
+    clean_env.setattr(torch.cuda.memory, "_set_allocator_settings", told.append, raising=False)
     said = tdist.training_allocator()
-    assert "PYTORCH_CUDA_ALLOC_CONF" not in tdist.os.environ
-    assert said.startswith("default")
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in tdist.os.environ  # too late for the variable
+    assert told == ["expandable_segments:True"]
+    assert said == "expandable_segments:True (set after CUDA started)"

@@ -53,14 +53,18 @@ def training_allocator() -> str:
     freed: fixed segments fragment, reserved memory climbs past what is allocated, and once a cudaMalloc
     fails the allocator frees every cached block (a device synchronisation) and maps memory anew while the
     GPU waits. Segments that grow keep reserved memory near allocated memory, which is also the figure an
-    80 GB GPU must hold. Set before CUDA starts (the allocator reads it once); training jobs only: the
-    decoders' CUDA graphs keep the default.
+    80 GB GPU must hold. Set before CUDA starts (the allocator reads the variable once; after, its
+    settings are changed in place); training jobs only: the decoders' CUDA graphs keep the default.
     """
     for name in ALLOCATOR_VARIABLES:
         if os.environ.get(name):
             return f"{name}={os.environ[name]} (set by the user)"
-    if torch.cuda.is_initialized():
-        return "default (CUDA had started before the job could configure it)"
+    if torch.cuda.is_initialized():  # something started CUDA first: the running allocator takes it for new segments
+        set_settings = getattr(torch.cuda.memory, "_set_allocator_settings", None)
+        if set_settings is None:
+            return "default (CUDA had started before the job could configure it)"
+        set_settings(TRAINING_ALLOCATOR)
+        return f"{TRAINING_ALLOCATOR} (set after CUDA started)"
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = TRAINING_ALLOCATOR
     return f"PYTORCH_CUDA_ALLOC_CONF={TRAINING_ALLOCATOR}"
 
