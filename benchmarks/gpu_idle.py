@@ -96,13 +96,18 @@ def _phase(ranges: tuple[str, ...]) -> str:
     return " > ".join(trimmed[:2]) or "(top level)"
 
 
-def idle_table(prof, steps: int, rows: int = 12) -> str:
-    """Markdown: the GPU's idle time per step and the host ops (and phases) it waited for."""
+def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
+    """Markdown: the GPU's idle time per step and the host ops (and phases) it waited for; with `shapes`
+    (a profile that recorded them) each op is listed per input shapes."""
     events = prof.profiler.kineto_results.events()
     idle, busy, span, long_gaps = _gaps(events)
     if not span:
         return ""
-    names = {e.correlation_id(): e.name() for e in events if e.device_type() != torch.autograd.DeviceType.CUDA}
+    names = {
+        e.correlation_id(): f"{e.name()} {e.shapes()}" if shapes and e.correlation_id() in idle else e.name()
+        for e in events
+        if e.device_type() != torch.autograd.DeviceType.CUDA
+    }
     ranges = _enclosing(events, set(idle))
     by_op: dict[str, list[float]] = {}
     by_phase: dict[str, list[float]] = {}
@@ -126,5 +131,5 @@ def idle_table(prof, steps: int, rows: int = 12) -> str:
     for title, table in tables:
         lines += ["", f"| {title} | count/step | ms/step |", "|---|---|---|"]
         for key, (count, ns) in sorted(table.items(), key=lambda kv: -kv[1][1])[:rows]:
-            lines.append(f"| {key[:110]} | {count / steps:,.0f} | {ns / 1e6 / steps:,.1f} |")
+            lines.append(f"| {key[:150]} | {count / steps:,.0f} | {ns / 1e6 / steps:,.1f} |")
     return "\n".join(lines)

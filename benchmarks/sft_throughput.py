@@ -175,7 +175,7 @@ def profile_tables(prof, steps: int, rows: int, wall_s: float, shapes: bool = Fa
         for name, us in sorted(by_category.items(), key=lambda kv: -kv[1]):
             share = "-" if name.startswith(("communication", "host blocked")) else f"{100 * us / max(busy, 1):.1f}%"
             lines.append(f"| {name} | {us / 1e3 / steps:,.1f} | {share} |")
-        lines += ["", idle_table(prof, steps)]
+        lines += ["", idle_table(prof, steps, shapes=shapes)]
     if shapes or not on_gpu:  # input shapes (and CPU time) only come with key_averages()' tree
         attr = "self_device_time_total" if on_gpu else "self_cpu_time_total"
         ops = {
