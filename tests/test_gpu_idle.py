@@ -18,41 +18,21 @@ CUDA, CPU = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
 MS = 1_000_000
 
 
-class Event:
-    """The accessors of torch's _KinetoEvent that gpu_idle reads."""
-
-    def __init__(self, name, device, start, end, correlation=0, link=0, thread=1):
-        self._values = (name, device, start, end, correlation, link, thread)
-
-    def name(self):
-        return self._values[0]
-
-    def device_type(self):
-        return self._values[1]
-
-    def start_ns(self):
-        return self._values[2]
-
-    def end_ns(self):
-        return self._values[3]
-
-    def duration_ns(self):
-        return self._values[3] - self._values[2]
-
-    def correlation_id(self):
-        return self._values[4]
-
-    def linked_correlation_id(self):
-        return self._values[5]
-
-    def start_thread_id(self):
-        return self._values[6]
-
-    def is_user_annotation(self):
-        return False
-
-    def is_async(self):
-        return False
+def Event(name, device, start, end, correlation=0, link=0, thread=1) -> SimpleNamespace:  # noqa: N802
+    """An object with the accessors of torch's _KinetoEvent that gpu_idle reads."""
+    values = {
+        "name": name,
+        "device_type": device,
+        "start_ns": start,
+        "end_ns": end,
+        "duration_ns": end - start,
+        "correlation_id": correlation,
+        "linked_correlation_id": link,
+        "start_thread_id": thread,
+        "is_user_annotation": False,
+        "is_async": False,
+    }
+    return SimpleNamespace(**{key: (lambda value=value: value) for key, value in values.items()})
 
 
 def profile(events) -> SimpleNamespace:
