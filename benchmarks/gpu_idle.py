@@ -25,28 +25,27 @@ def _is_compute_kernel(event) -> bool:
     return not event.is_user_annotation() and not any(word in name for word in NOT_KERNELS)
 
 
-def _gaps(events) -> tuple[dict[int, int], int, int, list[tuple[int, int]]]:
-    """({linked op correlation id: idle ns before its kernel}, busy ns, span ns, [(start, end) of long gaps])
-    on the compute streams."""
+def _gaps(events) -> tuple[list[tuple[int, str, int]], int, int, list[tuple[int, int]]]:
+    """([(linked op correlation id, kernel, idle ns before it) a gap], busy ns, span ns, [(start, end) of the
+    long gaps]) on the compute streams."""
     cuda = torch.autograd.DeviceType.CUDA
     kernels = sorted(
-        (e.start_ns(), e.end_ns(), e.linked_correlation_id())
+        (e.start_ns(), e.end_ns(), e.linked_correlation_id(), e.name())
         for e in events
         if e.device_type() == cuda and _is_compute_kernel(e)
     )
     if not kernels:
-        return {}, 0, 0, []
-    idle: dict[int, int] = {}
-    long_gaps = []
+        return [], 0, 0, []
+    gaps, long_gaps = [], []
     busy, busy_end = 0, kernels[0][0]
-    for start, end, link in kernels:
+    for start, end, link, kernel in kernels:
         if start - busy_end >= MIN_GAP_NS:
-            idle[link] = idle.get(link, 0) + start - busy_end
+            gaps.append((link, kernel, start - busy_end))
             if start - busy_end >= LONG_GAP_NS:
                 long_gaps.append((busy_end, start))
         busy += max(0, end - max(start, busy_end))
         busy_end = max(busy_end, end)
-    return idle, busy, busy_end - kernels[0][0], long_gaps
+    return gaps, busy, busy_end - kernels[0][0], long_gaps
 
 
 def _enclosing(events, wanted: set[int]) -> dict[int, tuple[str, ...]]:
@@ -100,19 +99,23 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
     """Markdown: the GPU's idle time per step and the host ops (and phases) it waited for; with `shapes`
     (a profile that recorded them) each op is listed per input shapes."""
     events = prof.profiler.kineto_results.events()
-    idle, busy, span, long_gaps = _gaps(events)
+    gaps, busy, span, long_gaps = _gaps(events)
     if not span:
         return ""
+    late = {link for link, _, _ in gaps}
     names = {
-        e.correlation_id(): f"{e.name()} {e.shapes()}" if shapes and e.correlation_id() in idle else e.name()
+        e.correlation_id(): f"{e.name()} {e.shapes()}" if shapes and e.correlation_id() in late else e.name()
         for e in events
         if e.device_type() != torch.autograd.DeviceType.CUDA
     }
-    ranges = _enclosing(events, set(idle))
+    ranges = _enclosing(events, late)
     by_op: dict[str, list[float]] = {}
     by_phase: dict[str, list[float]] = {}
-    for link, ns in idle.items():
-        for table, key in ((by_op, names.get(link, "(unlinked)")), (by_phase, _phase(ranges.get(link, ())))):
+    for link, kernel, ns in gaps:
+        op = names.get(link, "(unlinked)")
+        if not op.startswith("aten::"):  # a Function or custom op launching its own kernels: which one was late
+            op = f"{op} -> {kernel[:60]}"
+        for table, key in ((by_op, op), (by_phase, _phase(ranges.get(link, ())))):
             entry = table.setdefault(key, [0, 0.0])
             entry[0] += 1
             entry[1] += ns
@@ -120,7 +123,7 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
     lines = [
         f"GPU compute streams: busy {busy / 1e6 / steps:,.0f} ms per step, idle {total_idle / 1e6 / steps:,.0f} ms "
         f"({100 * total_idle / span:.1f}% of the profiled span); gaps of {MIN_GAP_NS // 1000} us or more: "
-        f"{sum(ns for ns in idle.values()) / 1e6 / steps:,.1f} ms per step",
+        f"{sum(ns for _, _, ns in gaps) / 1e6 / steps:,.1f} ms per step",
     ]
     during = _during(events, long_gaps)
     tables = (

@@ -53,11 +53,12 @@ def test_gaps_are_charged_to_the_late_op_and_its_ranges():
         Event("scan_bwd", CUDA, 18 * MS, 30 * MS, link=4),
         Event("ncclKernel_AllGather", CUDA, 30 * MS, 45 * MS),  # its own stream: not compute
         Event("adam", CUDA, 30 * MS + 1_000, 33 * MS, link=7),  # 1 us after the scan: below MIN_GAP_NS
+        Event("scan_bwd", CUDA, 35 * MS, 36 * MS, link=4),  # the same op late again: a second gap
     ]
     table = gpu_idle.idle_table(profile(events), steps=1)
     late_ops, ranges, during = (part.splitlines() for part in table.split("\n\n")[1:])
-    assert "busy 23 ms per step, idle 8 ms" in table  # 2-10, 18-30 and 30.001-33 of a 2-33 ms span
-    assert late_ops[2:] == ["| MambaBackward | 1 | 8.0 |"]  # the scan waited 8 ms for its launch, adam none
-    assert ranges[2:] == ["| backward | 1 | 8.0 |"]
+    assert "busy 24 ms per step, idle 10 ms" in table  # 2-10, 18-30, 30.001-33 and 35-36 of a 2-36 ms span
+    assert late_ops[2:] == ["| MambaBackward -> scan_bwd | 2 | 10.0 |"]  # its scan waited 8 + 2 ms; adam in time
+    assert ranges[2:] == ["| backward | 2 | 10.0 |"]
     assert "| cudaFree | 1 | 5.0 |" in during  # what the host did meanwhile
     assert not any("Command Buffer Full" in line or "nccl" in line for line in table.splitlines())
