@@ -5,14 +5,18 @@ The events are the profiler's own event type's accessors, built by hand: a CPU r
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import gpu_idle  # noqa: E402
+# loaded by path: putting benchmarks/ on sys.path would shadow workflow/scripts/soup.py with benchmarks/soup.py
+_SPEC = importlib.util.spec_from_file_location(
+    "gpu_idle", Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_idle.py"
+)
+gpu_idle = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(gpu_idle)
 
 CUDA, CPU = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
 MS = 1_000_000
