@@ -48,13 +48,19 @@ def _gaps(events) -> tuple[list[tuple[int, str, int]], int, int, list[tuple[int,
     return gaps, busy, busy_end - kernels[0][0], long_gaps
 
 
-def _enclosing(events, wanted: set[int]) -> dict[int, tuple[str, ...]]:
-    """{correlation id: names of the host ranges around that op, outermost first} for the `wanted` ops."""
+def _host(events) -> list:
+    """The host's ops and ranges (the profiler's per-step marks left out)."""
     cuda = torch.autograd.DeviceType.CUDA
+    return [
+        e for e in events if e.device_type() != cuda and not e.is_async() and not e.name().startswith("ProfilerStep")
+    ]
+
+
+def _enclosing(host, wanted: set[int]) -> dict[int, tuple[str, ...]]:
+    """{correlation id: names of the host ranges around that op, outermost first} for the `wanted` ops."""
     by_thread: dict[int, list] = {}
-    for e in events:
-        if e.device_type() != cuda and not e.is_async() and not e.name().startswith("ProfilerStep"):
-            by_thread.setdefault(e.start_thread_id(), []).append(e)
+    for e in host:
+        by_thread.setdefault(e.start_thread_id(), []).append(e)
     found: dict[int, tuple[str, ...]] = {}
     for thread_events in by_thread.values():
         thread_events.sort(key=lambda e: (e.start_ns(), -e.duration_ns()))
@@ -68,14 +74,9 @@ def _enclosing(events, wanted: set[int]) -> dict[int, tuple[str, ...]]:
     return found
 
 
-def _during(events, gaps: list[tuple[int, int]]) -> dict[str, list[float]]:
+def _during(host, gaps: list[tuple[int, int]]) -> dict[str, list[float]]:
     """{host event name: [events, ns overlapping the long gaps]}: what the host did while the GPU waited."""
-    cuda = torch.autograd.DeviceType.CUDA
-    host = sorted(
-        (e.start_ns(), e.end_ns(), e.name())
-        for e in events
-        if e.device_type() != cuda and not e.is_async() and e.duration_ns() < SHORT_EVENT_NS
-    )
+    host = sorted((e.start_ns(), e.end_ns(), e.name()) for e in host if e.duration_ns() < SHORT_EVENT_NS)
     starts = [start for start, _, _ in host]
     found: dict[str, list[float]] = {}
     for gap_start, gap_end in gaps:
@@ -103,12 +104,12 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
     if not span:
         return ""
     late = {link for link, _, _ in gaps}
+    host = _host(events)
     names = {
         e.correlation_id(): f"{e.name()} {e.shapes()}" if shapes and e.correlation_id() in late else e.name()
-        for e in events
-        if e.device_type() != torch.autograd.DeviceType.CUDA
+        for e in host
     }
-    ranges = _enclosing(events, late)
+    ranges = _enclosing(host, late)
     by_op: dict[str, list[float]] = {}
     by_phase: dict[str, list[float]] = {}
     for link, kernel, ns in gaps:
@@ -125,7 +126,7 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
         f"({100 * total_idle / span:.1f}% of the profiled span); gaps of {MIN_GAP_NS // 1000} us or more: "
         f"{sum(ns for _, _, ns in gaps) / 1e6 / steps:,.1f} ms per step",
     ]
-    during = _during(events, long_gaps)
+    during = _during(host, long_gaps)
     tables = (
         ("host op launching the kernel after a gap", by_op),
         ("host ranges around it", by_phase),

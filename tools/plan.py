@@ -518,15 +518,18 @@ def shard_group(nodes: int, gpus: int, sharding: str) -> int:
     return gpus if sharding == "hybrid" and nodes > 1 else nodes * gpus
 
 
-def all_to_all_bytes(model: torch.nn.Module, tokens_per_gpu: float, expert_parallel: int, checkpointing: bool) -> float:
+def all_to_all_bytes(
+    model: torch.nn.Module, tokens_per_gpu: float, expert_parallel: int, checkpointing: bool | str
+) -> float:
     """Bytes one GPU sends per step to dispatch its tokens to their experts' GPUs and combine them back."""
     if expert_parallel == 1:
         return 0.0
     config = model.config
     moe_layers = sum(1 for m in model.modules() if type(m).__name__.endswith("Experts"))
     width = getattr(config, "moe_latent_size", None) or config.hidden_size
-    # dispatch and combine in forward and backward; the recompute sends the dispatch only (last_product.py)
-    passes = 2 * 2 + (1 if checkpointing else 0)
+    # dispatch and combine in forward and backward; full checkpointing's rerun sends the dispatch only
+    # (last_product.py), selective's reruns both (its policy keeps products' outputs, not the all-to-all's)
+    passes = 2 * 2 + {True: 1, "selective": 2}.get(checkpointing, 0)
     return (
         tokens_per_gpu
         * config.num_experts_per_tok

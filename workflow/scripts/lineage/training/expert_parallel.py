@@ -133,41 +133,39 @@ def dispatched_forward(
         out = tensor.new_empty(sum(received), *tensor.shape[1:])
         return dist_nn.all_to_all_single(out, tensor, received, sent, group=self.ep_group)
 
-    arrived = exchange(dispatch(hidden_states, order, position, top_k), receive, send)
-    # rows arrive by source rank, each source's rows by local expert: group them by expert (one source:
-    # they already are)
     by_expert = arrival = None
-    if degree > 1:
+    if degree > 1:  # rows arrive by source rank, each source's rows by local expert (one source: by expert)
         local_expert = torch.repeat_interleave(
             torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1)
         )
         by_expert = torch.argsort(local_expert, stable=True)
         arrival = inverse(by_expert)
-        arrived = permute_rows(arrived, by_expert, arrival)
+
+    def to_experts(rows: torch.Tensor) -> torch.Tensor:
+        """This rank's rows sent to their experts' ranks; what arrives, grouped by local expert."""
+        rows = exchange(rows, receive, send)
+        return rows if by_expert is None else permute_rows(rows, by_expert, arrival)
+
+    def route_back(rows: torch.Tensor) -> torch.Tensor:
+        """to_experts reversed: the rows back in arrival order, then to the ranks they came from."""
+        if by_expert is not None:
+            rows = permute_rows(rows, arrival, by_expert)
+        return exchange(rows, send, receive)
+
+    arrived = to_experts(dispatch(hidden_states, order, position, top_k))
     weights = {
         name: param.to_local() for name, param in self.named_parameters(recurse=False) if isinstance(param, DTensor)
     }
     if grouped:
-        row_weights = exchange(permute_rows(top_k_weights.reshape(-1, 1), order, position), receive, send)
-        if by_expert is not None:
-            row_weights = permute_rows(row_weights, by_expert, arrival)
+        row_weights = to_experts(permute_rows(top_k_weights.reshape(-1, 1), order, position))
         offsets = torch.cumsum(got.sum(0), dim=0, dtype=torch.int32)
         inputs = down_inputs(self, arrived, row_weights.reshape(-1), weights, offsets)
-
-        def route_back(computed: torch.Tensor) -> torch.Tensor:
-            if by_expert is not None:
-                computed = permute_rows(computed, arrival, by_expert)  # back to arrival order
-            return exchange(computed, send, receive)
-
         return down_and_sum(self, inputs, weights, offsets, order, position, top_k, route_back)
     # the module's own implementation (eager) on the local experts, each row with weight 1
     ids = torch.repeat_interleave(torch.arange(per_rank, device=got.device), got.sum(0))
     # weight 1 in the rows' own dtype: the experts' output is not rounded before its real weight applies
     ones = torch.ones(len(ids), 1, dtype=hidden_states.dtype, device=hidden_states.device)
-    computed = self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones)
-    if by_expert is not None:
-        computed = torch.empty_like(computed).index_copy(0, by_expert, computed)  # back to arrival order
-    returned = exchange(computed, send, receive)
+    returned = route_back(self.local_forward(_LocalExperts(self, weights, per_rank), arrived, ids[:, None], ones))
     # as the eager loop sums: expert by expert
     token, slot = order // top_k, order % top_k
     weighted = returned * top_k_weights[token, slot, None]
