@@ -1,5 +1,5 @@
-"""plan.py: exact parameter counts, memory terms that scale as FSDP says, and agreement with the
-peak memory measured on one H200."""
+"""tools/plan.py and its planning/ models: exact parameter counts, memory terms that scale as FSDP says,
+agreement with the peak memory measured on one H200, and step times at the MFU measured for each pack."""
 
 import json
 import re
@@ -7,41 +7,44 @@ import re
 import plan
 import pytest
 
+from lineage.modeling import count_params
+from planning import measured, memory, step_time
+
 
 @pytest.fixture(scope="module")
 def base():
-    return plan.build_meta_model("nemotron_h", "30b_a3b", 131072)
+    return memory.build_meta_model("nemotron_h", "30b_a3b", 131072)
 
 
 def test_the_card_shape_is_a_30b_model_with_3b_active(base):
-    result = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
+    result = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
     assert 30e9 < result.counts.total < 33e9 and 3e9 < result.counts.active < 4e9
 
 
 def test_sharded_state_divides_by_the_gpus_and_checkpointing_saves_activations(base):
-    eight = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=False)
-    sixteen = plan.plan(base, gpus=16, micro_tokens=8192, checkpointing=False)
+    eight = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=False)
+    sixteen = memory.plan(base, gpus=16, micro_tokens=8192, checkpointing=False)
     assert sixteen.static == pytest.approx(eight.static / 2)
     assert sixteen.activations == eight.activations  # per GPU, set by its own micro-batch
-    kept = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
+    kept = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
     assert kept.activations < eight.activations / 5
-    chunked = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, ce_chunk_tokens=1024)
+    chunked = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, ce_chunk_tokens=1024)
     assert chunked.logits < kept.logits / 3
 
 
 def test_planned_peaks_agree_with_the_measured_single_gpu_runs():
-    table = plan.check()
+    table = memory.check()
     errors = [int(e) for e in re.findall(r"\| ([+-]\d+)% \|", table)]
-    assert len(errors) == len(plan.MEASURED), table
-    for run, error in zip(plan.MEASURED, errors, strict=True):
+    assert len(errors) == len(measured.MEASURED), table
+    for run, error in zip(measured.MEASURED, errors, strict=True):
         # compiled blocks keep fewer activations: the plan errs high there, never low
         assert (0 <= error <= 40) if run.compiled else abs(error) <= 10, (run.name, table)
 
 
 def test_a_fused_loss_plans_no_logits_and_the_head_runs_only_where_the_loss_is(base):
-    full = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
-    share = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, loss_share=0.5)
-    fused = plan.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, fused_loss="liger")
+    full = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True)
+    share = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, loss_share=0.5)
+    fused = memory.plan(base, gpus=8, micro_tokens=8192, checkpointing=True, fused_loss="liger")
     assert share.logits == pytest.approx(full.logits / 2, rel=1e-3)
     assert fused.logits < full.logits / 4
 
@@ -54,9 +57,9 @@ def test_the_card_recipe_needs_micro_batch_1_or_chunked_loss_on_80_gib(base, cap
 
 
 def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
-    card = plan.build_meta_model("nemotron_h", "30b_a3b_reduced", 2048)
-    attention_only = plan.build_meta_model("qwen3_moe", "card_experts_4l", 2048)
-    assert plan.layer_kinds(attention_only) == ["attention_moe"] * 4
+    card = memory.build_meta_model("nemotron_h", "30b_a3b_reduced", 2048)
+    attention_only = memory.build_meta_model("qwen3_moe", "card_experts_4l", 2048)
+    assert memory.layer_kinds(attention_only) == ["attention_moe"] * 4
     down = [
         dict(m.named_parameters())["down_proj"].shape
         for model in (card, attention_only)
@@ -66,37 +69,37 @@ def test_the_reduced_moe_shapes_keep_the_card_experts_and_fit_two_h200():
     assert len(set(down)) == 1 and down[0] == (128, 2688, 1856)  # experts x hidden x expert width
     for model in (card, attention_only):
         assert model.config.num_experts_per_tok == 6
-        result = plan.plan(model, gpus=2, micro_tokens=8192, checkpointing=False)
-        assert result.counts.active < result.counts.total / 8 and result.peak < 139 * plan.GIB
+        result = memory.plan(model, gpus=2, micro_tokens=8192, checkpointing=False)
+        assert result.counts.active < result.counts.total / 8 and result.peak < 139 * memory.GIB
 
 
 def test_the_rank_shape_is_one_rank_of_the_card_at_eight_expert_groups(base):
     """30b_a3b_rank8 (benchmarks: a full-scale rank's step on one GPU): the card's layers and widths, an eighth of
     its routed experts, the same active parameters but for the routers' columns."""
-    rank = plan.build_meta_model("nemotron_h", "30b_a3b_rank8", 131072)
-    assert plan.layer_kinds(rank) == plan.layer_kinds(base)
-    assert plan.expert_params(rank) * 8 == plan.expert_params(base)
+    rank = memory.build_meta_model("nemotron_h", "30b_a3b_rank8", 131072)
+    assert memory.layer_kinds(rank) == memory.layer_kinds(base)
+    assert memory.expert_params(rank) * 8 == memory.expert_params(base)
     assert rank.config.num_experts_per_tok == base.config.num_experts_per_tok == 6
-    card, one = plan.count_params(base), plan.count_params(rank)
-    moe_layers = plan.layer_kinds(base).count("moe")
+    card, one = count_params(base), count_params(rank)
+    moe_layers = memory.layer_kinds(base).count("moe")
     routers = moe_layers * (128 - 16) * base.config.hidden_size  # the router rows of the experts a rank lacks
     assert card.active - one.active == routers
-    assert card.total - one.total == plan.expert_params(base) * 7 // 8 + routers
+    assert card.total - one.total == memory.expert_params(base) * 7 // 8 + routers
 
 
 def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybrid_only_gradients():
     params, micro = 31_600_000_000, 32
-    one = plan.traffic(params, nodes=1, gpus=8, sharding="full", micro_steps=micro)
-    full = plan.traffic(params, nodes=2, gpus=8, sharding="full", micro_steps=micro // 2)
-    hybrid = plan.traffic(params, nodes=2, gpus=8, sharding="hybrid", micro_steps=micro // 2)
+    one = step_time.traffic(params, nodes=1, gpus=8, sharding="full", micro_steps=micro)
+    full = step_time.traffic(params, nodes=2, gpus=8, sharding="full", micro_steps=micro // 2)
+    hybrid = step_time.traffic(params, nodes=2, gpus=8, sharding="hybrid", micro_steps=micro // 2)
     assert one.inter_bytes == 0 and one.intra_bytes == pytest.approx(micro * 8 * params * 7 / 8)
     assert full.intra_bytes == 0 and full.inter_bytes == pytest.approx(micro // 2 * 8 * params * 15 / 16)
     # hybrid: one all-reduce of each GPU's fp32 gradient shard per step (2 x (N-1)/N x 4P/G)
     assert hybrid.inter_bytes == pytest.approx(2 * 0.5 * 4 * params / 8)
     assert hybrid.seconds < full.seconds and hybrid.inter_bytes < full.inter_bytes / 100
     # ...at the price of state sharded over one node's GPUs, not all of them
-    assert plan.shard_group(2, 8, "hybrid") == 8 and plan.shard_group(2, 8, "full") == 16
-    assert plan.shard_group(1, 8, "hybrid") == 8
+    assert step_time.shard_group(2, 8, "hybrid") == 8 and step_time.shard_group(2, 8, "full") == 16
+    assert step_time.shard_group(1, 8, "hybrid") == 8
 
 
 ROW = (
@@ -174,28 +177,28 @@ def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     """E=8 on one node: each GPU keeps its 16 experts whole (the same state bytes), FSDP gathers the
     non-expert parameters only, and every token's top-6 hidden states cross NVLink both ways (under
     checkpointing, out again in the rerun, whose last all-to-all back is left out)."""
-    experts = plan.expert_params(base)
+    experts = memory.expert_params(base)
     assert 28e9 < experts < 30e9  # 23 MoE layers x 128 experts x 2 x 1856 x 2688
-    one, eight = (plan.plan(base, gpus=8, micro_tokens=4096, checkpointing=True, expert_parallel=e) for e in (1, 8))
+    one, eight = (memory.plan(base, gpus=8, micro_tokens=4096, checkpointing=True, expert_parallel=e) for e in (1, 8))
     assert eight.static == one.static and eight.gathered < one.gathered / 2
     counts = one.counts
     fsdp = [
-        plan.traffic(
+        step_time.traffic(
             counts.total, nodes=1, gpus=8, sharding="full", micro_steps=8, experts=experts, expert_parallel=e
         ).intra_bytes
         for e in (1, 8)
     ]
     assert fsdp[1] == pytest.approx(fsdp[0] * (counts.total - experts) / counts.total)
     tokens = 8 * 4096
-    sent = plan.all_to_all_bytes(base, tokens, 8, checkpointing=True)
+    sent = step_time.all_to_all_bytes(base, tokens, 8, checkpointing=True)
     assert sent == pytest.approx(tokens * 6 * 2688 * 2 * 5 * 23 * 7 / 8)  # the rerun stops before the combine
-    assert plan.all_to_all_bytes(base, tokens, 1, checkpointing=True) == 0
+    assert step_time.all_to_all_bytes(base, tokens, 1, checkpointing=True) == 0
 
 
 @pytest.mark.parametrize("degree", [3, 16])
 def test_an_expert_parallel_degree_that_does_not_divide_is_refused(base, degree):
     with pytest.raises(SystemExit, match="must divide the 128 routed experts of a layer and the 8 GPUs"):
-        plan.check_expert_parallel(base, degree, gpus=8)
+        memory.check_expert_parallel(base, degree, gpus=8)
 
 
 def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
@@ -223,11 +226,52 @@ def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
 
 def test_expert_parallelism_is_what_lets_the_card_model_train_on_packs_of_32k(capsys):
     """Measured MFU rises with the pack and is read between the measured packs; at 32,768 only E=8 fits 80 GiB."""
-    for pack, mfu in plan.MEASURED_MFU_BY_PACK.items():
-        assert plan.mfu_at(pack) == pytest.approx(mfu)
-    assert plan.mfu_at(4096) < plan.mfu_at(6000) < plan.mfu_at(8192) < plan.mfu_at(16384) < plan.mfu_at(32768)
-    assert plan.mfu_at(1024) == plan.mfu_at(4096) and plan.mfu_at(65536) == plan.mfu_at(32768)  # held at the ends
+    for pack, mfu in measured.MEASURED_MFU_BY_PACK.items():
+        assert measured.mfu_at(pack) == pytest.approx(mfu)
+    assert (
+        measured.mfu_at(4096)
+        < measured.mfu_at(6000)
+        < measured.mfu_at(8192)
+        < measured.mfu_at(16384)
+        < measured.mfu_at(32768)
+    )
+    assert measured.mfu_at(1024) == measured.mfu_at(4096) and measured.mfu_at(65536) == measured.mfu_at(
+        32768
+    )  # held at the ends
     assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", "32768"]) == 0
     out = capsys.readouterr().out
     (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
     assert one["nofit"] and not eight["nofit"] and float(eight["gib"]) <= 80
+
+
+def test_dpo_is_planned_at_its_own_measured_mfu_and_follows_the_sft_curve_elsewhere():
+    pack, dpo = measured.MEASURED_DPO_MFU
+    assert measured.mfu_at(pack, "dpo") == pytest.approx(dpo) and dpo != measured.mfu_at(pack)
+    ratios = {measured.mfu_at(tokens, "dpo") / measured.mfu_at(tokens) for tokens in (4096, 6000, 32768, 65536)}
+    assert max(ratios) == pytest.approx(min(ratios))  # the SFT curve, scaled to meet DPO's point
+    with pytest.raises(ValueError, match="expected sft or dpo"):
+        measured.mfu_at(pack, "soup")
+
+
+def test_the_lineage_table_plans_dpo_runs_at_dpo_mfu(capsys):
+    """dpo1's step: the model FLOPs of its tokens at DPO's measured MFU, plus its all-to-all."""
+    assert plan.main(["--lineage", "--nodes-list", "1"]) == 0
+    out = capsys.readouterr().out
+    (row,) = rows(out, "dpo1", e=8)
+    base = memory.build_meta_model("nemotron_h", "30b_a3b", 131072)
+    tokens = int(row["tokens"].replace(",", ""))
+    timing = step_time.step_time(
+        count_params(base),
+        tokens=tokens,
+        loss_share=measured.CHAT_LOSS_SHARE,
+        nodes=1,
+        gpus=8,
+        sharding="full",
+        micro_steps=round(float(row["micro"])),
+        mfu=measured.mfu_at(16384, "dpo"),
+        peak_tflops=989.0,
+        experts=memory.expert_params(base),
+        expert_parallel=8,
+        all_to_all_bytes=step_time.all_to_all_bytes(base, tokens / 8, 8, True),
+    )
+    assert float(row["fast"]) == pytest.approx(timing.overlapped, abs=0.05)
