@@ -6,6 +6,11 @@ its own stream, the latter marks the host blocked on a full queue, the GPU busy)
 host op that launched that kernel is what the GPU waited for. The gaps are summed per launching op and
 per the ranges that enclosed it on the host (the training phase: forward, a block's rerun in backward,
 FSDP's hooks, the optimizer), so the table points at host work to cut.
+
+Each late op also gets its host time a call against the GPU time of the kernels it (and the ops inside it)
+launched: where the host takes longer than the GPU, the op is host-bound and the GPU drains its queue there
+whatever the allocator does; where it does not, the gap comes from a stall inside the call (the events
+during the long gaps say which: cudaMalloc / cudaFree, a synchronisation).
 """
 
 from __future__ import annotations
@@ -74,6 +79,37 @@ def _enclosing(host, wanted: set[int]) -> dict[int, tuple[str, ...]]:
     return found
 
 
+def _cost_per_call(host, kernels_by_link: dict[int, int], wanted: set[str]) -> dict[str, tuple[float, float]]:
+    """{op name: (host ns a call, GPU ns a call of the kernels it and the ops inside it launched)}."""
+    by_thread: dict[int, list] = {}
+    for e in host:
+        by_thread.setdefault(e.start_thread_id(), []).append(e)
+    totals: dict[str, list[float]] = {}
+    for thread_events in by_thread.values():
+        thread_events.sort(key=lambda e: (e.start_ns(), -e.duration_ns()))
+        starts = [e.start_ns() for e in thread_events]
+        for index, e in enumerate(thread_events):
+            if e.name() not in wanted:
+                continue
+            inside = thread_events[index : bisect.bisect_right(starts, e.end_ns(), lo=index)]
+            gpu = sum(kernels_by_link.get(n.correlation_id(), 0) for n in inside if n.end_ns() <= e.end_ns())
+            entry = totals.setdefault(e.name(), [0, 0.0, 0.0])
+            entry[0] += 1
+            entry[1] += e.duration_ns()
+            entry[2] += gpu
+    return {name: (host_ns / calls, gpu_ns / calls) for name, (calls, host_ns, gpu_ns) in totals.items()}
+
+
+def _kernels_by_link(events) -> dict[int, int]:
+    """{host op correlation id: ns of the compute kernels it launched}."""
+    cuda = torch.autograd.DeviceType.CUDA
+    found: dict[int, int] = {}
+    for e in events:
+        if e.device_type() == cuda and _is_compute_kernel(e):
+            found[e.linked_correlation_id()] = found.get(e.linked_correlation_id(), 0) + e.duration_ns()
+    return found
+
+
 def _during(host, gaps: list[tuple[int, int]]) -> dict[str, list[float]]:
     """{host event name: [events, ns overlapping the long gaps]}: what the host did while the GPU waited."""
     host = sorted((e.start_ns(), e.end_ns(), e.name()) for e in host if e.duration_ns() < SHORT_EVENT_NS)
@@ -105,17 +141,17 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
         return ""
     late = {link for link, _, _ in gaps}
     host = _host(events)
-    names = {
-        e.correlation_id(): f"{e.name()} {e.shapes()}" if shapes and e.correlation_id() in late else e.name()
-        for e in host
-    }
+    names = {e.correlation_id(): e.name() for e in host}
+    shown = {e.correlation_id(): f"{e.name()} {e.shapes()}" for e in host if shapes and e.correlation_id() in late}
     ranges = _enclosing(host, late)
     by_op: dict[str, list[float]] = {}
     by_phase: dict[str, list[float]] = {}
+    op_names: dict[str, str] = {}  # table key: the op's name
     for link, kernel, ns in gaps:
-        op = names.get(link, "(unlinked)")
+        op = shown.get(link) or names.get(link, "(unlinked)")
         if not op.startswith("aten::"):  # a Function or custom op launching its own kernels: which one was late
             op = f"{op} -> {kernel[:60]}"
+        op_names[op] = names.get(link, "(unlinked)")
         for table, key in ((by_op, op), (by_phase, _phase(ranges.get(link, ())))):
             entry = table.setdefault(key, [0, 0.0])
             entry[0] += 1
@@ -126,9 +162,21 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
         f"({100 * total_idle / span:.1f}% of the profiled span); gaps of {MIN_GAP_NS // 1000} us or more: "
         f"{sum(ns for _, _, ns in gaps) / 1e6 / steps:,.1f} ms per step",
     ]
+    worst = dict(sorted(by_op.items(), key=lambda kv: -kv[1][1])[:rows])
+    cost = _cost_per_call(host, _kernels_by_link(events), {op_names[op] for op in worst})
+    lines += [
+        "",
+        "| host op launching the kernel after a gap | count/step | ms/step | host ms a call | its GPU ms a call |",
+        "|---|---|---|---|---|",
+    ]
+    for key, (count, ns) in worst.items():
+        host_ns, gpu_ns = cost.get(op_names[key], (0.0, 0.0))
+        lines.append(
+            f"| {key[:150]} | {count / steps:,.0f} | {ns / 1e6 / steps:,.1f} | {host_ns / 1e6:,.2f} | "
+            f"{gpu_ns / 1e6:,.2f} |"
+        )
     during = _during(host, long_gaps)
     tables = (
-        ("host op launching the kernel after a gap", by_op),
         ("host ranges around it", by_phase),
         (f"host events during the gaps of {LONG_GAP_NS // 1000} us or more (nested ones overlap)", during),
     )
