@@ -9,7 +9,8 @@
 #   nemotron: Nemotron-H at the card Base's widths, its first seven layers (MEMEM*E), vocabulary 131,072,
 #             the Mamba-2 kernels on: the trainer before (pairs padded, a live frozen reference, full-vocabulary
 #             log-softmax) and after (as the llama runs, compiled loss and in-place loss), at 64 pairs a step
-#             and at 256; e_: one rank of the card's node (30b_a3b_rank8) with the full scale's DPO settings.
+#             and at 256; e_: one rank of the card's node (30b_a3b_rank8) with the full scale's DPO settings,
+#             and with the in-place loss at packs of 16,384-32,768.
 # Each of our runs prints its reference pass (seconds, tokens/s, MFU of a forward) and a summary line (tokens/s,
 # MFU on active parameters as lineage.training.metrics counts it: the policy's forward and backward, peak memory,
 # loss); each TRL run its reference pass and the same figures. The table at the end compares the loss curves.
@@ -49,6 +50,10 @@ trl() {  # name, then train_trl_dpo.py flags
     | tee "$OUT/$name.log" | grep -E "^(trl:|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
 fast="--packing --packed-attention varlen --pack-tokens 32768 --compile --accumulate unsharded"
+rank_share() {  # name, pack tokens, loss: one rank of the card's node at E = 8 (e_ runs below), a rank's 64 pairs of 512
+  ours "$1" --family nemotron_h --size 30b_a3b_rank8 --vocab-size 131072 --packing --packed-attention varlen \
+    --pack-tokens "$2" --compile --fused-loss "$3" --activation-checkpointing --global-batch-rows 64 --steps 8
+}
 
 case $PART in
   llama)
@@ -80,9 +85,13 @@ case $PART in
         d_after_compiled_256) ours $run $nemo $fast --fused-loss compiled --global-batch-rows 256 --steps 6 ;;
         # one rank of the card's node at E = 8 (30b_a3b_rank8) with the full scale's DPO settings: packs of 16,384,
         # the compiled loss, full checkpointing, weights gathered per micro-batch; a rank's 64 pairs of 512
-        e_rank_full_16k_64) ours $run --family nemotron_h --size 30b_a3b_rank8 --vocab-size 131072 --packing \
-          --packed-attention varlen --pack-tokens 16384 --compile --fused-loss compiled --activation-checkpointing \
-          --global-batch-rows 64 --steps 8 ;;
+        e_rank_full_16k_64) rank_share $run 16384 compiled ;;
+        # the same rank with the in-place loss (one bf16 buffer of the positions' logits, then their gradient,
+        # where the compiled loss keeps two), which lets larger packs fit: the planner puts 24,576-token packs at
+        # 77.1 GiB on an 80 GiB GPU of the card's node, 32,768 at 81.8 (over; measured here for the trend)
+        e_rank_full_16k_inplace_64) rank_share $run 16384 inplace ;;
+        e_rank_full_24k_inplace_64) rank_share $run 24576 inplace ;;
+        e_rank_full_32k_inplace_64) rank_share $run 32768 inplace ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;
