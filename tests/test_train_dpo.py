@@ -101,3 +101,42 @@ def test_a_pair_without_reference_is_named(run, tmp_path):
     fewer = score(run["base"], write_jsonl(tmp_path / "fewer.jsonl", rows[:5]), tmp_path / "fewer_ref.jsonl")
     with pytest.raises(DataError, match=rf"no reference log-probs for 3 pair\(s\), the first {run['pairs']}:6"):
         run_in_process("train_dpo", dpo_args(run, tmp_path / "dpo", fewer))
+
+
+def ultrafeedback_row(row: dict, index: int) -> dict:
+    """A pair as UltraFeedback (binarized) publishes it: both sides whole conversations, `messages` the chosen one."""
+    prompt = row["messages"][-1]["content"]
+    chosen = [*row["messages"], {"role": "assistant", "content": row["chosen"]}]
+    rejected = [*row["messages"], {"role": "assistant", "content": row["rejected"]}]
+    return {"prompt": prompt, "prompt_id": f"{index:064x}", "chosen": chosen, "rejected": rejected,
+            "messages": chosen, "score_chosen": 8.0, "score_rejected": 3.5}  # fmt: skip
+
+
+def tulu_row(row: dict, index: int) -> dict:
+    """A pair as the Tulu-3 preference mixture publishes it (no `messages`)."""
+    record = ultrafeedback_row(row, index)
+    return {"id": f"tulu-{index}", "source": "sample", **{k: record[k] for k in ("prompt", "chosen", "rejected")}}
+
+
+@pytest.mark.parametrize("layout", [ultrafeedback_row, tulu_row], ids=["ultrafeedback", "tulu3"])
+def test_pairs_in_their_publishers_layout_train_the_same_weights(run, tmp_path, layout):
+    """The card's DPO round 1 sources as published (each side a whole conversation) score the same reference
+    log-probs and train the same weights as the same pairs in our layout."""
+    rows = [json.loads(line) for line in run["pairs"].read_text().splitlines()]
+    published = write_jsonl(tmp_path / "published.jsonl", [layout(row, i) for i, row in enumerate(rows)])
+    reference = score(run["base"], published, tmp_path / "reference.jsonl")
+    ours = [json.loads(line) for line in run["reference"].read_text().splitlines()[1:]]
+    theirs = [json.loads(line) for line in reference.read_text().splitlines()[1:]]
+    assert theirs == ours  # the same keys (each side's tokens) and log-probs
+    run_in_process("train_dpo", train_args(run["base"], published, tmp_path / "dpo", reference_logprobs=reference,
+                                           steps=6, lr=1e-2, beta=0.5, global_batch_rows=8, micro_batch_rows=4))  # fmt: skip
+    expected, actual = weights(run["out"]), weights(tmp_path / "dpo")
+    assert all((expected[name] == actual[name]).all() for name in expected)
+
+
+def test_a_published_pair_that_does_not_hold_together_is_named_by_file_row_and_field(run, tmp_path):
+    rows = [ultrafeedback_row(json.loads(line), i) for i, line in enumerate(run["pairs"].read_text().splitlines())]
+    rows[2]["rejected"][0] = {"role": "user", "content": "Another question?"}  # answers another prompt than chosen
+    bad = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(DataError, match=rf"{bad} row 3: field 'rejected': its turns before the answer differ"):
+        score(run["base"], bad, tmp_path / "reference.jsonl")

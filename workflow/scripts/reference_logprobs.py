@@ -38,8 +38,8 @@ from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_r
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import DataError, write_jsonl
 from lineage.training import dist as tdist
-from lineage.training.data import load_rows
-from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
+from lineage.training.data import load_rows, row_places
+from lineage.training.pairs import PAIR_FIELDS, reference_header, scoring_request, tokenize_pairs
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -89,8 +89,11 @@ def main(args: argparse.Namespace) -> int:
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
         tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
-        raw, data_records = load_rows(args.data, required=("messages", "chosen", "rejected"))
-        pairs, summary_line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
+        raw, data_records = load_rows(args.data, required=PAIR_FIELDS)
+        where = row_places(data_records)
+        pairs, summary_line, _ = tokenize_pairs(
+            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, where
+        )
         tdist.print0(f"data: {summary_line}")
         if not pairs:
             raise DataError(f"no usable pairs in {', '.join(map(str, args.data))}")

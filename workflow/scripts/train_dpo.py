@@ -35,11 +35,18 @@ from lineage.modeling import causal_pairs
 from lineage.training import dist as tdist
 from lineage.training import head_loss, job, packed_attention
 from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
-from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, sample_order
+from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, row_places, sample_order
 from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.packing import backbone_inputs
-from lineage.training.pairs import collate_pairs, read_reference, reference_logprobs, sequence_sums, tokenize_pairs
+from lineage.training.pairs import (
+    PAIR_FIELDS,
+    collate_pairs,
+    read_reference,
+    reference_logprobs,
+    sequence_sums,
+    tokenize_pairs,
+)
 from lineage.training.recipe import DpoRecipe
 
 STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_chosen", "ref_logp_rejected")
@@ -65,9 +72,9 @@ def prepare_data(
 ):
     """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference)."""
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-    raw, data_records = load_rows(options.data, required=("messages", "chosen", "rejected"))
+    raw, data_records = load_rows(options.data, required=PAIR_FIELDS)
     pairs, summary_line, dropped = tokenize_pairs(
-        tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation
+        tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation, row_places(data_records)
     )
     tdist.print0(f"data: {summary_line}")
     if not pairs:

@@ -8,8 +8,9 @@ many ranks or micro-batches share them: a rerun reproduces the curve and a resum
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,21 @@ def load_rows(
     if not rows:
         raise DataError(f"no rows in {', '.join(map(str, paths))}")
     return rows, records
+
+
+def row_places(records: Sequence[dict[str, Any]]) -> Callable[[int], str]:
+    """index over the rows of load_rows -> "<file> row <n>" (n counted from 1 within its file)."""
+    ends, total = [], 0
+    for record in records:
+        total += record["rows"]
+        ends.append(total)
+
+    def where(index: int) -> str:
+        number = bisect.bisect_right(ends, index)
+        first = ends[number - 1] if number else 0
+        return f"{records[number]['path']} row {index - first + 1}"
+
+    return where
 
 
 def sample_order(n_rows: int, total: int, seed: int) -> torch.Tensor:

@@ -15,7 +15,7 @@ and each sequence's sum is taken in a fixed order (`sequence_sums`): the same on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,35 +41,97 @@ class Pair:
         return len(self.chosen.input_ids) + len(self.rejected.input_ids)
 
 
-def completion_text(value, field: str, index: int) -> str:
-    """An answer given as a string, an assistant message, or a list ending in one."""
-    if isinstance(value, list) and value:
-        value = value[-1]
+ROLES = ("system", "user", "assistant")
+PAIR_FIELDS = ("chosen", "rejected")  # every layout of pair_conversation has them
+
+
+def _turns(value, field: str, where: str) -> list[dict[str, str]]:
+    """`value` as chat turns ({role, content}, roles of ROLES), or DataError naming the field."""
+    if not isinstance(value, list):
+        raise DataError(f"{where}: field '{field}': expected a list of {{role, content}} turns")
+    for index, turn in enumerate(value):
+        if not isinstance(turn, dict) or turn.get("role") not in ROLES or not isinstance(turn.get("content"), str):
+            raise DataError(
+                f"{where}: field '{field}[{index}]': expected {{role: system|user|assistant, content: text}}"
+            )
+    return value
+
+
+def _answer(value, field: str, where: str) -> str:
+    """An answer given as a string, an assistant message, or a list holding one."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     if isinstance(value, dict) and value.get("role") == "assistant":
         value = value.get("content")
     if not isinstance(value, str):
-        raise DataError(f"pair {index}: '{field}' must be a string or an assistant message, got {type(value).__name__}")
+        raise DataError(f"{where}: field '{field}': expected the answer as text or an assistant message")
     return value
+
+
+def _is_conversation(value) -> bool:
+    return isinstance(value, list) and len(value) > 1
+
+
+def pair_conversation(row: dict[str, Any], where: str) -> tuple[list[dict[str, str]], str, str]:
+    """(prompt turns, chosen answer, rejected answer) of a preference row, in any layout its sources ship:
+
+    - ours and TRL's conversational layout: `messages` (or `prompt` as turns) ending with a user turn, and
+      `chosen`, `rejected` each the answer's text, an assistant message or a list holding one;
+    - the Tulu-3 preference mixture's and UltraFeedback's (binarized): `chosen` and `rejected` each the whole
+      conversation, the same prompt turns then the answer; their `prompt` text is not read, and
+      UltraFeedback's `messages` (the chosen conversation again) must agree;
+    - TRL's standard layout: `prompt` as text (one user turn), `chosen` and `rejected` as text.
+    """
+    chosen, rejected = row.get("chosen"), row.get("rejected")
+    if _is_conversation(chosen) or _is_conversation(rejected):
+        if not (_is_conversation(chosen) and _is_conversation(rejected)):
+            raise DataError(f"{where}: fields 'chosen', 'rejected': one is a whole conversation, the other is not")
+        chosen, rejected = _turns(chosen, "chosen", where), _turns(rejected, "rejected", where)
+        prompt = chosen[:-1]
+        if rejected[:-1] != prompt:
+            raise DataError(f"{where}: field 'rejected': its turns before the answer differ from 'chosen''s")
+        if row.get("messages") not in (None, prompt, chosen):
+            raise DataError(f"{where}: field 'messages': neither the prompt of 'chosen' nor its whole conversation")
+        chosen, rejected = chosen[-1], rejected[-1]
+    elif "messages" in row:
+        prompt = _turns(row["messages"], "messages", where)
+    elif isinstance(row.get("prompt"), str):
+        prompt = [{"role": "user", "content": row["prompt"]}]
+    elif "prompt" in row:
+        prompt = _turns(row["prompt"], "prompt", where)
+    else:
+        raise DataError(
+            f"{where}: no prompt: give 'messages' (or 'prompt'), or 'chosen' and 'rejected' as conversations"
+        )
+    if not prompt or prompt[-1]["role"] != "user":
+        raise DataError(
+            f"{where}: the prompt must end with a user turn (got {prompt[-1]['role'] if prompt else 'none'})"
+        )
+    return prompt, _answer(chosen, "chosen", where), _answer(rejected, "rejected", where)
 
 
 def pair_key(chosen: TokenizedRow, rejected: TokenizedRow) -> str:
     return sha256_json([list(chosen.input_ids), list(chosen.labels), list(rejected.input_ids), list(rejected.labels)])
 
 
-def tokenize_pairs(tokenizer, raw: Sequence[dict], system_prompt: str | None, max_length: int, truncation: str):
-    """(pairs, a summary line, {drop reason: count}); a pair is dropped when either side is."""
+def tokenize_pairs(
+    tokenizer,
+    raw: Sequence[dict],
+    system_prompt: str | None,
+    max_length: int,
+    truncation: str,
+    where: Callable[[int], str] = "pair {}".format,
+):
+    """(pairs, a summary line, {drop reason: count}); a pair is dropped when either side is. `where(index)` names
+    a row in errors (lineage.training.data.row_places: its file and row)."""
     pairs, dropped = [], Counter()
     for index, row in enumerate(raw):
+        prompt, *answers = pair_conversation(row, where(index))
         sides = [
             completion_logprob_inputs(
-                tokenizer,
-                row["messages"],
-                completion_text(row[field], field, index),
-                system_prompt=system_prompt,
-                max_length=max_length,
-                truncation=truncation,
+                tokenizer, prompt, answer, system_prompt=system_prompt, max_length=max_length, truncation=truncation
             )
-            for field in ("chosen", "rejected")
+            for answer in answers
         ]
         reasons = [reason for _, reason in sides if reason]
         if reasons:
