@@ -1,7 +1,7 @@
 """Data stages: battle export -> validated -> citation-stripped -> deduplicated -> holdout split
 -> winner rows and preference pairs; general-mix sampling; and the data audit."""
 
-# No battle may hold the chat template's control tokens: the bundle's, and the special tokens of a given
+# No battle or general-mix row may hold the chat template's control tokens: the bundle's, and the special tokens of a given
 # Stage-1 checkpoint's tokenizer (lineage/data/screen.py). The tokens themselves are the param: a Stage-1
 # copy whose tokenizer declares the same ones reruns nothing here.
 CONTROL_TOKENS = control_tokens(
@@ -185,9 +185,10 @@ rule general_mix:
         rows=L.general_mix.rows,
         max_tokens=L.general_mix.max_tokens,
         seed=L.shared.seed,
+        control_tokens=flags("control-token", CONTROL_TOKENS),
     shell:
         "python workflow/scripts/sample_general_mix.py {params.sources} --rows {params.rows}"
-        " --seed {params.seed} --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens}"
+        " --seed {params.seed} --tokenizer {input.tokenizer:q} --max-tokens {params.max_tokens} {params.control_tokens}"
         " --out {output.rows} --stats {output.stats} --quarantine {output.quarantine} > {log} 2>&1"
         " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 

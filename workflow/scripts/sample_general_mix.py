@@ -1,8 +1,9 @@
 """Sample the general-mix SFT rows from the Stage-1 mixture: seeded, length-filtered, chat format.
 
 Local JSONL sources are read directly; hub ids need hub access or an offline cache (the error
-says how to point --source at a local copy instead). The sampling rule is documented in
-lineage/data/general_mix.py.
+says how to point --source at a local copy instead). Rows holding a chat-template control token (those
+given with --control-token and the tokenizer's own), without user text or with an empty answer are
+quarantined. The sampling rule is documented in lineage/data/general_mix.py.
 
 Run as:
     python workflow/scripts/sample_general_mix.py --source resources/sample/general_mix.jsonl \
@@ -18,6 +19,7 @@ import sys
 
 from lineage.cli import positive_int, stage_main
 from lineage.data.general_mix import TokenCounter, load_source, sample_rows
+from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.io import write_json, write_jsonl
 
@@ -31,12 +33,19 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="sampled chat rows (JSONL)")
     parser.add_argument("--stats", required=True, help="sampling stats (JSON)")
     parser.add_argument("--quarantine", default=None, help="source lines and rows that could not be used (JSONL)")
+    parser.add_argument(
+        "--control-token",
+        action="append",
+        default=[],
+        help="a chat-template control token no row may hold (repeatable; the tokenizer's own are added)",
+    )
 
 
 def run(args: argparse.Namespace) -> str:
     sources = [load_source(spec) for spec in args.source]
     counter = TokenCounter(args.tokenizer)
-    rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens)
+    tokens = tuple(sorted({*args.control_token, *control_tokens([args.tokenizer])}))
+    rows, stats = sample_rows(sources, args.rows, args.seed, counter, args.max_tokens, tokens)
     stats["tokenizer"] = args.tokenizer
     quarantine = stats.pop("quarantine")
     write_jsonl(args.out, rows)

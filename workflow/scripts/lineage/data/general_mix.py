@@ -5,6 +5,10 @@ Sources are local JSONL files (read directly) or Hugging Face hub ids (loaded wi
 cache). Rows may be in `messages` form ({role, content}) or ShareGPT `conversations` form
 ({from, value}); both come out as `messages`, with the row's `id` and `source` kept.
 
+Rows that must not train are quarantined with their reason, never sampled: a shape that is not a
+conversation, and what the content screen refuses (lineage/data/screen.py: the chat template's control
+tokens in any turn, no user text, an empty answer).
+
 Sampling: every row of every source is one candidate. A seeded `random.Random(seed)` shuffles
 the candidates once, and rows are taken in that order, skipping those whose full chat-template
 rendering is longer than the token limit, until N are taken. That is a uniform sample without
@@ -22,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from lineage.data.quarantine import entry
-from lineage.io import DataError, read_jsonl_lenient
+from lineage.data.screen import screen_chat
+from lineage.io import DataError, LineError, read_jsonl_lenient
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")
@@ -130,9 +135,14 @@ class TokenCounter:
 
 
 def sample_rows(
-    sources: list[Source], n_rows: int, seed: int, counter: TokenCounter, max_tokens: int
+    sources: list[Source],
+    n_rows: int,
+    seed: int,
+    counter: TokenCounter,
+    max_tokens: int,
+    control_tokens: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Take n_rows rows that fit in max_tokens, in seeded random order; error if too few fit."""
+    """Take n_rows rows that fit in max_tokens and pass the screen, in seeded random order; error if too few do."""
     index = [(s, i) for s, source in enumerate(sources) for i in range(len(source.rows))]
     order = list(range(len(index)))
     random.Random(seed).shuffle(order)
@@ -145,17 +155,16 @@ def sample_rows(
         source = sources[source_no]
         row = source.rows[row_no]
         where = source.where(row_no)
+        line = source.lines[row_no] if source.lines else row_no
         try:
             messages = to_messages(row, where)
         except DataError as err:  # a row of the wrong shape: set aside with its reason, never a stop
-            bad.append(
-                entry(
-                    STAGE,
-                    source.spec,
-                    source.lines[row_no] if source.lines else row_no,
-                    str(err).removeprefix(f"{where}: "),
-                )
-            )
+            bad.append(entry(STAGE, source.spec, line, str(err).removeprefix(f"{where}: ")))
+            continue
+        try:
+            screen_chat(messages, control_tokens)
+        except LineError as err:
+            bad.append(entry(STAGE, source.spec, line, err.reason, field=err.field))
             continue
         examined += 1
         tokens = counter.count(messages, where)

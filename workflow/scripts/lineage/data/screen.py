@@ -84,6 +84,23 @@ def screen_battle(row: dict, tokens: tuple[str, ...]) -> None:
     screen_preference(row)
 
 
+def screen_chat(messages: list[dict], tokens: tuple[str, ...]) -> None:
+    """Raise LineError naming the turn of a chat row (the general mix's) that must not train: a control token
+    in any turn, no user turn with text, or an empty answer."""
+    for index, turn in enumerate(messages):
+        token = _find_token(turn["content"], tokens)
+        if token:
+            raise LineError(
+                f"messages[{index}].content",
+                f"holds the chat template's control token {token!r}, which would split the row into fake turns",
+            )
+    if all(is_empty_text(turn["content"]) for turn in messages if turn["role"] == "user"):
+        raise LineError("messages", "every user turn is empty or invisible: there is no prompt to answer")
+    for index, turn in enumerate(messages):
+        if turn["role"] == "assistant" and is_empty_text(turn["content"]):
+            raise LineError(f"messages[{index}].content", "an empty or invisible answer: nothing to learn from")
+
+
 def screen_preference(row: dict) -> None:
     """Raise LineError when a decisive vote is between two answers that are the same text
     (whitespace aside): run on the raw answers and again on the cleaned ones."""
