@@ -35,7 +35,7 @@ def whole(*answers: str, prompt=(USER,)) -> list[list[dict]]:
     ids=["ours", "assistant-message", "trl-conversational", "trl-standard", "tulu3", "ultrafeedback"],
 )
 def test_every_layout_gives_the_same_pair(row):
-    assert pair_conversation(row, "f.jsonl row 1") == EXPECTED
+    assert pair_conversation(row, "f.jsonl:1") == EXPECTED
 
 
 def test_a_multi_turn_conversation_keeps_its_earlier_turns():
@@ -64,5 +64,5 @@ def test_a_multi_turn_conversation_keeps_its_earlier_turns():
     ids=["other-prompt", "messages-disagree", "mixed", "prompt-ends-with-answer", "role", "answer-type", "no-prompt"],
 )
 def test_a_row_that_does_not_hold_together_is_named(row, message):
-    with pytest.raises(DataError, match=rf"^data.jsonl row 7: .*{message}"):
-        pair_conversation(row, "data.jsonl row 7")
+    with pytest.raises(DataError, match=rf"^data.jsonl:7: .*{message}"):
+        pair_conversation(row, "data.jsonl:7")

@@ -33,6 +33,7 @@ from transformers import AutoTokenizer
 
 from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoint import load_model, read_lineage
+from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
@@ -92,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
         raw, data_records = load_rows(args.data, required=PAIR_FIELDS)
         where = row_places(data_records)
         pairs, summary_line, _ = tokenize_pairs(
-            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, where
+            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, where, control_tokens([args.init])
         )
         tdist.print0(f"data: {summary_line}")
         if not pairs:

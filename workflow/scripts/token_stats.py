@@ -15,6 +15,7 @@ Run as:
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 from collections import Counter
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from lineage.chat import TRUNCATION_MODES, load_bundle, tokenize_rows
 from lineage.cli import positive_int
+from lineage.data.screen import chat_refusal, control_tokens
 from lineage.errors import run_cli
 from lineage.io import load_jsonl, write_json
 from lineage.training.pairs import tokenize_pairs
@@ -66,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     bundle = load_bundle(args.bundle)
     tokenizer.chat_template = bundle.chat_template
+    tokens = control_tokens([args.tokenizer, args.bundle])  # the rows the trainers screen out are not counted
     sets = {}
     for name, path in args.sft:
         raw = load_jsonl(path)
@@ -75,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             system_prompt=bundle.system_prompt,
             max_length=args.max_length,
             truncation=args.truncation,
+            refuse=functools.partial(chat_refusal, tokens=tokens),
         )
         sets[name] = {
             "kind": "sft",
@@ -83,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         }
     for name, path in args.pairs:
         raw = load_jsonl(path)
-        pairs, _, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation)
+        pairs, _, _ = tokenize_pairs(
+            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, tokens=tokens
+        )
         trained = sum(p.chosen.trained_tokens + p.rejected.trained_tokens for p in pairs)
         sets[name] = {
             "kind": "pairs",

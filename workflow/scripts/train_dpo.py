@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
@@ -74,7 +75,13 @@ def prepare_data(
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
     raw, data_records = load_rows(options.data, required=PAIR_FIELDS)
     pairs, summary_line, dropped = tokenize_pairs(
-        tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation, row_places(data_records)
+        tokenizer,
+        raw,
+        bundle.system_prompt,
+        recipe.max_length,
+        recipe.truncation,
+        row_places(data_records),
+        control_tokens([options.init]),  # as reference_logprobs.py: both keep the same pairs
     )
     tdist.print0(f"data: {summary_line}")
     if not pairs:

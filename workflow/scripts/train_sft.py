@@ -23,10 +23,12 @@ the trained positions, fused with the loss (--fused-loss, see lineage.training.h
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 
 from lineage.chat import tokenize_rows
+from lineage.data.screen import chat_refusal, control_tokens
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
@@ -40,6 +42,7 @@ from lineage.training.data import (
     load_rows,
     packed_rank_rows,
     rank_rows,
+    row_places,
     sample_order,
 )
 from lineage.training.loop import StepData, train
@@ -58,14 +61,9 @@ def parse_args(argv=None) -> tuple[JobOptions, SftRecipe]:
 
 def name_dropped_rows(stats, data_records) -> None:
     """Give each dropped row its file and row number (the data files hold one row a line)."""
-    bounds, start = [], 0
-    for record in data_records:
-        bounds.append((start, start + record["rows"], record["path"]))
-        start += record["rows"]
+    where = row_places(data_records)
     for dropped in stats.dropped_rows:
-        index = dropped.pop("row")
-        path, row = next((p, index - lo + 1) for lo, hi, p in bounds if lo <= index < hi)
-        dropped["where"] = f"{path}:{row}"
+        dropped["where"] = where(dropped.pop("row"))
 
 
 def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
@@ -76,12 +74,14 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
     """
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
     raw, data_records = load_rows(options.data, required=("messages",))
+    tokens = control_tokens([options.init])  # its template's markers and its tokenizer's special tokens
     rows, stats = tokenize_rows(
         tokenizer,
         (r["messages"] for r in raw),
         system_prompt=bundle.system_prompt,
         max_length=recipe.max_length,
         truncation=recipe.truncation,
+        refuse=functools.partial(chat_refusal, tokens=tokens),
     )
     name_dropped_rows(stats, data_records)
     tdist.print0(f"data: {stats.summary()}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,11 +235,14 @@ def tokenize_rows(
     system_prompt: str | None,
     max_length: int | None,
     truncation: str = "drop",
+    refuse: Callable[[Any], str | None] | None = None,
 ) -> tuple[list[TokenizedRow], TokenizeStats]:
     """Tokenize many conversations for SFT; dropped rows are counted by reason.
 
-    A repeated conversation (the card's winner rows x40) is rendered and tokenized once and its
-    row shared: rendering is most of the data stage's time and rows are never modified.
+    `refuse(messages)` says why a conversation must not train (lineage.data.screen.chat_refusal), or None:
+    such a row is dropped with that reason, never tokenized. A repeated conversation (the card's winner
+    rows x40) is rendered and tokenized once and its row shared: rendering is most of the data stage's
+    time and rows are never modified.
     """
     rows, stats = [], TokenizeStats()
     seen: dict[str, tuple[TokenizedRow | None, str | None]] = {}
@@ -248,8 +251,13 @@ def tokenize_rows(
         stats.rows_in += 1
         key = json.dumps(messages, sort_keys=True, ensure_ascii=False)
         if key not in seen:
-            seen[key] = tokenize_conversation(
-                tokenizer, messages, system_prompt=system_prompt, max_length=max_length, truncation=truncation
+            reason = refuse(messages) if refuse else None
+            seen[key] = (
+                (None, reason)
+                if reason
+                else tokenize_conversation(
+                    tokenizer, messages, system_prompt=system_prompt, max_length=max_length, truncation=truncation
+                )
             )
         row, reason = seen[key]
         if row is None:

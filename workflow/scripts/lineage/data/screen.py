@@ -25,6 +25,7 @@ from lineage.io import LineError
 # Marker shapes that chat templates write: <|name|>, and <name> spellings of the tokenizer's own tokens.
 _TEMPLATE_MARKER = re.compile(r"<\|[^<>|\s]{1,64}\|>")
 _INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me"})
+CHAT_ROLES = ("system", "user", "assistant")
 
 
 def is_empty_text(text: str | None) -> bool:
@@ -84,9 +85,9 @@ def screen_battle(row: dict, tokens: tuple[str, ...]) -> None:
     screen_preference(row)
 
 
-def screen_chat(messages: list[dict], tokens: tuple[str, ...]) -> None:
+def screen_chat(messages: list[dict], tokens: tuple[str, ...], empty_answers: bool = False) -> None:
     """Raise LineError naming the turn of a chat row (the general mix's) that must not train: a control token
-    in any turn, no user turn with text, or an empty answer."""
+    in any turn, no user turn with text, or (unless `empty_answers`) an empty answer."""
     for index, turn in enumerate(messages):
         token = _find_token(turn["content"], tokens)
         if token:
@@ -97,8 +98,23 @@ def screen_chat(messages: list[dict], tokens: tuple[str, ...]) -> None:
     if all(is_empty_text(turn["content"]) for turn in messages if turn["role"] == "user"):
         raise LineError("messages", "every user turn is empty or invisible: there is no prompt to answer")
     for index, turn in enumerate(messages):
-        if turn["role"] == "assistant" and is_empty_text(turn["content"]):
+        if not empty_answers and turn["role"] == "assistant" and is_empty_text(turn["content"]):
             raise LineError(f"messages[{index}].content", "an empty or invisible answer: nothing to learn from")
+
+
+def chat_refusal(messages, tokens: tuple[str, ...], empty_answers: bool = False) -> str | None:
+    """Why a conversation read by a trainer must not train ("<field>: <reason>"), or None: not a list of
+    {role, content} turns, or what screen_chat refuses."""
+    if not isinstance(messages, list) or not messages:
+        return "messages: not a list of turns"
+    for index, turn in enumerate(messages):
+        if not isinstance(turn, dict) or turn.get("role") not in CHAT_ROLES or not isinstance(turn.get("content"), str):
+            return f"messages[{index}]: not a {{role: system|user|assistant, content: text}} turn"
+    try:
+        screen_chat(messages, tokens, empty_answers)
+    except LineError as err:
+        return f"{err.field}: {err.reason}"
+    return None
 
 
 def screen_preference(row: dict) -> None:

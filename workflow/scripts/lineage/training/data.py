@@ -84,7 +84,7 @@ def load_rows(
 
 
 def row_places(records: Sequence[dict[str, Any]]) -> Callable[[int], str]:
-    """index over the rows of load_rows -> "<file> row <n>" (n counted from 1 within its file)."""
+    """index over the rows of load_rows -> "<file>:<n>" (the n-th row of that file, from 1)."""
     ends, total = [], 0
     for record in records:
         total += record["rows"]
@@ -93,7 +93,7 @@ def row_places(records: Sequence[dict[str, Any]]) -> Callable[[int], str]:
     def where(index: int) -> str:
         number = bisect.bisect_right(ends, index)
         first = ends[number - 1] if number else 0
-        return f"{records[number]['path']} row {index - first + 1}"
+        return f"{records[number]['path']}:{index - first + 1}"
 
     return where
 

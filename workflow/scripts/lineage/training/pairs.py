@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
+from lineage.data.screen import chat_refusal
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
 from lineage.training.data import collate, collate_packed
 
@@ -114,6 +115,19 @@ def pair_key(chosen: TokenizedRow, rejected: TokenizedRow) -> str:
     return sha256_json([list(chosen.input_ids), list(chosen.labels), list(rejected.input_ids), list(rejected.labels)])
 
 
+def pair_refusal(prompt: list[dict[str, str]], chosen: str, rejected: str, tokens: tuple[str, ...]) -> str | None:
+    """Why a pair must not train, or None: what the content screen refuses in its prompt and either answer
+    (lineage.data.screen; an empty answer is allowed, a verifier round may reject one), or two answers that
+    are the same text (no preference)."""
+    for side, answer in (("chosen", chosen), ("rejected", rejected)):
+        reason = chat_refusal([*prompt, {"role": "assistant", "content": answer}], tokens, empty_answers=True)
+        if reason:
+            return reason.replace(f"messages[{len(prompt)}].content", side)
+    if " ".join(chosen.split()) == " ".join(rejected.split()):
+        return "rejected: the same text as chosen, no preference"
+    return None
+
+
 def tokenize_pairs(
     tokenizer,
     raw: Sequence[dict],
@@ -121,12 +135,22 @@ def tokenize_pairs(
     max_length: int,
     truncation: str,
     where: Callable[[int], str] = "pair {}".format,
+    tokens: tuple[str, ...] = (),
 ):
-    """(pairs, a summary line, {drop reason: count}); a pair is dropped when either side is. `where(index)` names
-    a row in errors (lineage.training.data.row_places: its file and row)."""
+    """(pairs, a summary line, {drop reason: count}); a pair is dropped when either side is. A row that is no
+    pair (pair_conversation) or that the screen refuses (pair_refusal, `tokens` the chat template's control
+    tokens) is dropped with its reason, the row named by `where(index)` (lineage.training.data.row_places)."""
     pairs, dropped = [], Counter()
     for index, row in enumerate(raw):
-        prompt, *answers = pair_conversation(row, where(index))
+        try:
+            prompt, *answers = pair_conversation(row, where(index))
+        except DataError as err:
+            dropped[str(err)] += 1
+            continue
+        refusal = pair_refusal(prompt, *answers, tokens)
+        if refusal:
+            dropped[f"{where(index)}: {refusal}"] += 1
+            continue
         sides = [
             completion_logprob_inputs(
                 tokenizer, prompt, answer, system_prompt=system_prompt, max_length=max_length, truncation=truncation
