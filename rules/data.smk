@@ -164,7 +164,7 @@ rule battle_pairs:
 rule general_mix:
     input:
         **by_content(
-            sources=[s for s in L.general_mix.sources if Path(s).suffix == ".jsonl"],
+            sources=[s for s in L.general_mix.sources if Path(s).suffix in (".jsonl", ".parquet")],
             tokenizer=L.stage1_tokenizer,
         ),
     output:

@@ -24,3 +24,21 @@ def embedded_workflow(tmp_path_factory) -> Path:
     assert config.read_text().count(shipped) == 1
     config.write_text(config.read_text().replace(shipped, "max_quarantine_fraction: 0.1"))
     return root
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(tmp_path_factory):
+    """A word-level tokenizer with a chat template and its two special tokens (the general mix's tests)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"[UNK]": 0, "<|im_start|>": 1, "<|im_end|>": 2, "user": 3, "assistant": 4}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="[UNK]", additional_special_tokens=["<|im_start|>", "<|im_end|>"]
+    )
+    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
+    path = tmp_path_factory.mktemp("tok")
+    tok.save_pretrained(path)
+    return str(path)

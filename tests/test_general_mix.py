@@ -12,23 +12,6 @@ from lineage.errors import run_cli
 from lineage.io import DataError
 
 
-@pytest.fixture(scope="module")
-def tokenizer_dir(tmp_path_factory):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"[UNK]": 0, "<|im_start|>": 1, "<|im_end|>": 2, "user": 3, "assistant": 4}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=core, unk_token="[UNK]", additional_special_tokens=["<|im_start|>", "<|im_end|>"]
-    )
-    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
-    path = tmp_path_factory.mktemp("tok")
-    tok.save_pretrained(path)
-    return str(path)
-
-
 @pytest.fixture
 def source(tmp_path):
     rows = []

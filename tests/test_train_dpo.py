@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import reference_logprobs
 from _training_fixtures import build_base, metrics, run_in_process, train_args, weights, write_jsonl
@@ -118,12 +120,22 @@ def tulu_row(row: dict, index: int) -> dict:
     return {"id": f"tulu-{index}", "source": "sample", **{k: record[k] for k in ("prompt", "chosen", "rejected")}}
 
 
-@pytest.mark.parametrize("layout", [ultrafeedback_row, tulu_row], ids=["ultrafeedback", "tulu3"])
-def test_pairs_in_their_publishers_layout_train_the_same_weights(run, tmp_path, layout):
-    """The card's DPO round 1 sources as published (each side a whole conversation) score the same reference
-    log-probs and train the same weights as the same pairs in our layout."""
+@pytest.mark.parametrize(
+    "layout, suffix",
+    [(ultrafeedback_row, "jsonl"), (tulu_row, "jsonl"), (ultrafeedback_row, "parquet")],
+    ids=["ultrafeedback", "tulu3", "ultrafeedback-parquet"],
+)
+def test_pairs_in_their_publishers_layout_train_the_same_weights(run, tmp_path, layout, suffix):
+    """The card's DPO round 1 sources as published (each side a whole conversation; JSONL, or the Parquet
+    file the Hub serves) score the same reference log-probs and train the same weights as the same pairs in
+    our layout."""
     rows = [json.loads(line) for line in run["pairs"].read_text().splitlines()]
-    published = write_jsonl(tmp_path / "published.jsonl", [layout(row, i) for i, row in enumerate(rows)])
+    published_rows = [layout(row, i) for i, row in enumerate(rows)]
+    if suffix == "parquet":
+        published = tmp_path / "train-00000-of-00001.parquet"
+        pq.write_table(pa.Table.from_pylist(published_rows), published)
+    else:
+        published = write_jsonl(tmp_path / "published.jsonl", published_rows)
     reference = score(run["base"], published, tmp_path / "reference.jsonl")
     ours = [json.loads(line) for line in run["reference"].read_text().splitlines()[1:]]
     theirs = [json.loads(line) for line in reference.read_text().splitlines()[1:]]

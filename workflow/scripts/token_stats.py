@@ -25,7 +25,7 @@ from lineage.chat import TRUNCATION_MODES, load_bundle, tokenize_rows
 from lineage.cli import positive_int
 from lineage.data.screen import chat_refusal, control_tokens
 from lineage.errors import run_cli
-from lineage.io import load_jsonl, write_json
+from lineage.io import read_rows, write_json
 from lineage.training.pairs import tokenize_pairs
 
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens = control_tokens([args.tokenizer, args.bundle])  # the rows the trainers screen out are not counted
     sets = {}
     for name, path in args.sft:
-        raw = load_jsonl(path)
+        raw = [row for _, row in read_rows(path)]
         rows, stats = tokenize_rows(
             tokenizer,
             (r["messages"] for r in raw),
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             **summary([len(r.input_ids) for r in rows], stats.trained_tokens, len(rows), len(raw)),
         }
     for name, path in args.pairs:
-        raw = load_jsonl(path)
+        raw = [row for _, row in read_rows(path)]
         pairs, _, _ = tokenize_pairs(
             tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, tokens=tokens
         )

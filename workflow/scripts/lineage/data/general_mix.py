@@ -1,6 +1,7 @@
 """Sample the general-mix rows: chat rows from the Stage-1 SFT mixture, length-filtered, seeded.
 
-Sources are local JSONL files (read directly) or Hugging Face hub ids (loaded with
+Sources are local JSONL or Parquet files (read directly; Parquet is how the Hub publishes the
+Tulu-3 SFT mixture) or Hugging Face hub ids (loaded with
 `datasets.load_dataset(id, split="train")`, which needs hub access or a populated offline
 cache). Rows may be in `messages` form ({role, content}) or ShareGPT `conversations` form
 ({from, value}); both come out as `messages`, with the row's `id` and `source` kept.
@@ -27,7 +28,7 @@ from typing import Any
 
 from lineage.data.quarantine import entry
 from lineage.data.screen import screen_chat
-from lineage.io import DataError, LineError, read_jsonl_lenient
+from lineage.io import DataError, LineError, read_rows_lenient
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")
@@ -51,11 +52,11 @@ class Source:
 
 
 def load_source(spec: str) -> Source:
-    """A local .jsonl file, a local dataset directory, or a hub id."""
+    """A local .jsonl or .parquet file, a local dataset directory, or a hub id."""
     path = Path(spec)
     if path.is_file():
         rows, lines, unreadable = [], [], []
-        for line, obj, error, raw in read_jsonl_lenient(path):
+        for line, obj, error, raw in read_rows_lenient(path):
             if error is None:
                 rows.append(obj)
                 lines.append(line)

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX
-from lineage.io import DataError, read_jsonl, sha256_file
+from lineage.io import DataError, read_rows, sha256_file
 from lineage.training.packing import seq_idx_from_cu_seq_lens
 
 
@@ -62,14 +62,14 @@ class BatchPlan:
 def load_rows(
     paths: Sequence[str | os.PathLike], required: Sequence[str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows of all files in order, and one {path, sha256, rows} record per file for lineage.json."""
+    """Rows of all files (JSONL or Parquet) in order, and one {path, sha256, rows} record per file for lineage.json."""
     rows, records = [], []
     for path in paths:
         path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: data file not found")
         count = 0
-        for line_no, row in read_jsonl(path):
+        for line_no, row in read_rows(path):
             missing = [key for key in required if key not in row]
             if missing:
                 raise DataError(

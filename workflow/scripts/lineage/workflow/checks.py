@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage.evaluation.benchmarks import BENCHMARKS
+from lineage.io import PARQUET, count_rows
 from lineage.training.recipe import TrainRecipe
 
 TRAINED = ("sft", "dpo")
@@ -221,20 +222,26 @@ def check_item_counts(lineage, base: Path) -> None:
 def check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> None:
     """More general-mix rows than the local sources hold can never be sampled: refuse before any job.
 
-    Counts lines (each row is one) and stops as soon as there are enough, so a large mixture costs
-    Snakemake's start-up only as many lines as the rows asked for; hub sources are not counted, and
-    rows over max_tokens show only when the tokenizer has measured them, inside the job.
+    Counts JSONL lines (each row is one; Parquet files say their rows in their footer) and stops as soon as
+    there are enough, so a large mixture costs Snakemake's start-up only as many lines as the rows asked for;
+    hub sources are not counted, and rows over max_tokens show only when the tokenizer has measured them,
+    inside the job.
     """
     local = [base / source for source in mix["sources"] if (base / source).is_file()]
     if len(local) != len(mix["sources"]):
         return
     available = 0
     for path in local:
-        with path.open("rb") as handle:
-            for line in handle:
-                available += bool(line.strip())
-                if available >= mix["rows"]:
-                    return
+        if path.suffix == PARQUET:
+            available += count_rows(path)
+        else:
+            with path.open("rb") as handle:
+                for line in handle:
+                    available += bool(line.strip())
+                    if available >= mix["rows"]:
+                        return
+        if available >= mix["rows"]:
+            return
     if mix["rows"] > available:
         raise ConfigError(
             f"scales.{scale}.general_mix.rows: {mix['rows']:,} rows asked for, but its sources hold {available:,} "
