@@ -27,7 +27,7 @@ from transformers import PreTrainedTokenizerFast
 
 from lineage.chat import CHAT_TEMPLATE_FILE, END_OF_TURN, SYSTEM_PROMPT_FILE
 from lineage.errors import run_cli
-from lineage.io import DataError, atomic_path, read_jsonl_lenient
+from lineage.io import DataError, atomic_path, read_rows_lenient
 
 END_OF_TEXT = "<|endoftext|>"
 START_OF_TURN = "<|im_start|>"
@@ -72,7 +72,7 @@ def corpus_texts(paths: list[str]) -> list[str]:
         if not Path(path).is_file():
             raise DataError(f"{path}: corpus file not found")
         skipped = 0
-        for _, row, error, _ in read_jsonl_lenient(path):
+        for _, row, error, _ in read_rows_lenient(path):
             if error is not None:
                 skipped += 1
                 continue
