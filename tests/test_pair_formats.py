@@ -56,7 +56,7 @@ def test_a_multi_turn_conversation_keeps_its_earlier_turns():
         ({"messages": whole(GOOD)[0], "chosen": GOOD, "rejected": BAD}, "must end with a user turn"),
         (
             {"messages": [{"role": "robot", "content": "hi"}], "chosen": GOOD, "rejected": BAD},
-            r"field 'messages\[0\]': expected \{role",
+            r"field messages\[0\]: not a \{role",
         ),  # fmt: skip
         ({"messages": [USER], "chosen": 5, "rejected": BAD}, "field 'chosen': expected the answer as text"),
         ({"chosen": GOOD, "rejected": BAD}, "no prompt"),

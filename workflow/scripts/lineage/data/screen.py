@@ -102,14 +102,22 @@ def screen_chat(messages: list[dict], tokens: tuple[str, ...], empty_answers: bo
             raise LineError(f"messages[{index}].content", "an empty or invisible answer: nothing to learn from")
 
 
-def chat_refusal(messages, tokens: tuple[str, ...], empty_answers: bool = False) -> str | None:
-    """Why a conversation read by a trainer must not train ("<field>: <reason>"), or None: not a list of
-    {role, content} turns, or what screen_chat refuses."""
-    if not isinstance(messages, list) or not messages:
-        return "messages: not a list of turns"
-    for index, turn in enumerate(messages):
+def turns_problem(value, field: str = "messages") -> str | None:
+    """What keeps `value` from being chat turns ("<field>[i]: ..."), or None: a non-empty list of {role, content}."""
+    if not isinstance(value, list) or not value:
+        return f"{field}: not a list of turns"
+    for index, turn in enumerate(value):
         if not isinstance(turn, dict) or turn.get("role") not in CHAT_ROLES or not isinstance(turn.get("content"), str):
-            return f"messages[{index}]: not a {{role: system|user|assistant, content: text}} turn"
+            return f"{field}[{index}]: not a {{role: system|user|assistant, content: text}} turn"
+    return None
+
+
+def chat_refusal(messages, tokens: tuple[str, ...], empty_answers: bool = False) -> str | None:
+    """Why a conversation read by a trainer must not train ("<field>: <reason>"), or None: not chat turns
+    (turns_problem), or what screen_chat refuses."""
+    problem = turns_problem(messages)
+    if problem:
+        return problem
     try:
         screen_chat(messages, tokens, empty_answers)
     except LineError as err:

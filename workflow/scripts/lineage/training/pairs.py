@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
-from lineage.data.screen import chat_refusal
+from lineage.data.screen import chat_refusal, turns_problem
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
 from lineage.training.data import collate, collate_packed
 
@@ -42,19 +42,14 @@ class Pair:
         return len(self.chosen.input_ids) + len(self.rejected.input_ids)
 
 
-ROLES = ("system", "user", "assistant")
 PAIR_FIELDS = ("chosen", "rejected")  # every layout of pair_conversation has them
 
 
 def _turns(value, field: str, where: str) -> list[dict[str, str]]:
-    """`value` as chat turns ({role, content}, roles of ROLES), or DataError naming the field."""
-    if not isinstance(value, list):
-        raise DataError(f"{where}: field '{field}': expected a list of {{role, content}} turns")
-    for index, turn in enumerate(value):
-        if not isinstance(turn, dict) or turn.get("role") not in ROLES or not isinstance(turn.get("content"), str):
-            raise DataError(
-                f"{where}: field '{field}[{index}]': expected {{role: system|user|assistant, content: text}}"
-            )
+    """`value` as chat turns, or DataError naming the row and field."""
+    problem = turns_problem(value, field)
+    if problem:
+        raise DataError(f"{where}: field {problem}")
     return value
 
 
