@@ -38,7 +38,7 @@ from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
 from lineage.errors import EXIT_CODES  # noqa: E402
 from lineage.workflow.checks import ConfigError, flags, schema_reason  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
-from lineage.data.screen import control_tokens  # noqa: E402
+from lineage.screening import control_tokens  # noqa: E402
 
 
 configfile: "config.yaml"

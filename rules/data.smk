@@ -1,9 +1,9 @@
 """Data stages: battle export -> validated -> citation-stripped -> deduplicated -> holdout split
 -> winner rows and preference pairs; general-mix sampling; and the data audit."""
 
-# No battle or general-mix row may hold the chat template's control tokens: the bundle's, and the special tokens of a given
-# Stage-1 checkpoint's tokenizer (lineage/data/screen.py). The tokens themselves are the param: a Stage-1
-# copy whose tokenizer declares the same ones reruns nothing here.
+# No battle or general-mix row may hold the chat template's control tokens: the bundle's, and the special
+# tokens of a given Stage-1 checkpoint's tokenizer (lineage/screening.py). The tokens themselves are the
+# param: a Stage-1 copy whose tokenizer declares the same ones reruns nothing here.
 CONTROL_TOKENS = control_tokens(
     ["resources/bundle"]
     + ([L.model_dir(L.stage1)] if L.runs[L.stage1].kind == "external" else [])
@@ -164,7 +164,11 @@ rule battle_pairs:
 rule general_mix:
     input:
         **by_content(
-            sources=[s for s in L.general_mix.sources if Path(s).suffix in (".jsonl", ".parquet")],
+            sources=[
+                s
+                for s in L.general_mix.sources
+                if Path(s).suffix in (".jsonl", ".parquet")
+            ],
             tokenizer=L.stage1_tokenizer,
         ),
     output:

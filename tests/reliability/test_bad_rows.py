@@ -18,9 +18,9 @@ from workflow_helpers import REPO
 from lineage.data.citations import clean_battles
 from lineage.data.export import check_quarantine_fraction, read_export
 from lineage.data.general_mix import load_source, sample_rows
-from lineage.data.screen import control_tokens, is_empty_text
 from lineage.errors import run_cli
 from lineage.io import DataError, read_jsonl
+from lineage.screening import control_tokens, is_empty_text
 
 TOKENS = control_tokens([REPO / "resources/bundle"])
 GOOD = [battle(battle_id=f"g{i}", prompt_id=100 + i) for i in range(3)]

@@ -18,9 +18,9 @@ import sys
 
 from lineage.cli import fraction, stage_main
 from lineage.data.export import FORMATS, MAX_ANSWER_CHARS, check_quarantine_fraction, read_export
-from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.io import write_jsonl
+from lineage.screening import control_tokens
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:

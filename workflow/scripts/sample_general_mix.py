@@ -19,9 +19,9 @@ import sys
 
 from lineage.cli import positive_int, stage_main
 from lineage.data.general_mix import TokenCounter, load_source, sample_rows
-from lineage.data.screen import control_tokens
 from lineage.errors import run_cli
 from lineage.io import write_json, write_jsonl
+from lineage.screening import control_tokens
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from lineage.chat import TRUNCATION_MODES, load_bundle, tokenize_rows
 from lineage.cli import positive_int
-from lineage.data.screen import chat_refusal, control_tokens
 from lineage.errors import run_cli
 from lineage.io import read_rows, write_json
+from lineage.screening import chat_refusal, control_tokens
 from lineage.training.pairs import tokenize_pairs
 
 

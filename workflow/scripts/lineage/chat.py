@@ -239,7 +239,7 @@ def tokenize_rows(
 ) -> tuple[list[TokenizedRow], TokenizeStats]:
     """Tokenize many conversations for SFT; dropped rows are counted by reason.
 
-    `refuse(messages)` says why a conversation must not train (lineage.data.screen.chat_refusal), or None:
+    `refuse(messages)` says why a conversation must not train (lineage.screening.chat_refusal), or None:
     such a row is dropped with that reason, never tokenized. A repeated conversation (the card's winner
     rows x40) is rendered and tokenized once and its row shared: rendering is most of the data stage's
     time and rows are never modified.

@@ -24,8 +24,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from lineage.data.screen import is_empty_text
 from lineage.io import LineError
+from lineage.screening import is_empty_text
 
 VOTES = ("own_better", "other_better", "tie", "both_bad")
 WINNER_SIDE = {"own_better": "own", "other_better": "other"}
@@ -43,7 +43,7 @@ class SetAside(RowError):
 
 
 def is_blank(text: Any) -> bool:
-    """True for None, and for strings of only whitespace and invisible characters (lineage.data.screen)."""
+    """True for None, and for strings of only whitespace and invisible characters (lineage.screening)."""
     return text is None or (isinstance(text, str) and is_empty_text(text))
 
 

@@ -7,7 +7,7 @@ cache). Rows may be in `messages` form ({role, content}) or ShareGPT `conversati
 ({from, value}); both come out as `messages`, with the row's `id` and `source` kept.
 
 Rows that must not train are quarantined with their reason, never sampled: a shape that is not a
-conversation, and what the content screen refuses (lineage/data/screen.py: the chat template's control
+conversation, and what the content screen refuses (lineage/screening.py: the chat template's control
 tokens in any turn, no user text, an empty answer).
 
 Sampling: every row of every source is one candidate. A seeded `random.Random(seed)` shuffles
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from lineage.data.quarantine import entry
-from lineage.data.screen import screen_chat
 from lineage.io import DataError, LineError, read_rows_lenient
+from lineage.screening import screen_chat
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 ROLES = ("system", "user", "assistant")

@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
-from lineage.data.screen import chat_refusal, turns_problem
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
+from lineage.screening import chat_refusal, turns_problem
 from lineage.training.data import collate, collate_packed
 
 FORMAT = "reference-logprobs/1"
@@ -112,7 +112,7 @@ def pair_key(chosen: TokenizedRow, rejected: TokenizedRow) -> str:
 
 def pair_refusal(prompt: list[dict[str, str]], chosen: str, rejected: str, tokens: tuple[str, ...]) -> str | None:
     """Why a pair must not train, or None: what the content screen refuses in its prompt and either answer
-    (lineage.data.screen; an empty answer is allowed, a verifier round may reject one), or two answers that
+    (lineage.screening; an empty answer is allowed, a verifier round may reject one), or two answers that
     are the same text (no preference)."""
     for side, answer in (("chosen", chosen), ("rejected", rejected)):
         reason = chat_refusal([*prompt, {"role": "assistant", "content": answer}], tokens, empty_answers=True)
