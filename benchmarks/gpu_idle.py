@@ -61,14 +61,18 @@ def _host(events) -> list:
     ]
 
 
-def _enclosing(host, wanted: set[int]) -> dict[int, tuple[str, ...]]:
-    """{correlation id: names of the host ranges around that op, outermost first} for the `wanted` ops."""
+def _timelines(host) -> list[list]:
+    """The host events of each thread in start order, an enclosing range before what it encloses."""
     by_thread: dict[int, list] = {}
     for e in host:
         by_thread.setdefault(e.start_thread_id(), []).append(e)
+    return [sorted(events, key=lambda e: (e.start_ns(), -e.duration_ns())) for events in by_thread.values()]
+
+
+def _enclosing(timelines: list[list], wanted: set[int]) -> dict[int, tuple[str, ...]]:
+    """{correlation id: names of the host ranges around that op, outermost first} for the `wanted` ops."""
     found: dict[int, tuple[str, ...]] = {}
-    for thread_events in by_thread.values():
-        thread_events.sort(key=lambda e: (e.start_ns(), -e.duration_ns()))
+    for thread_events in timelines:
         stack: list = []
         for e in thread_events:
             while stack and stack[-1].end_ns() <= e.start_ns():
@@ -79,14 +83,12 @@ def _enclosing(host, wanted: set[int]) -> dict[int, tuple[str, ...]]:
     return found
 
 
-def _cost_per_call(host, kernels_by_link: dict[int, int], wanted: set[str]) -> dict[str, tuple[float, float]]:
+def _cost_per_call(
+    timelines: list[list], kernels_by_link: dict[int, int], wanted: set[str]
+) -> dict[str, tuple[float, float]]:
     """{op name: (host ns a call, GPU ns a call of the kernels it and the ops inside it launched)}."""
-    by_thread: dict[int, list] = {}
-    for e in host:
-        by_thread.setdefault(e.start_thread_id(), []).append(e)
     totals: dict[str, list[float]] = {}
-    for thread_events in by_thread.values():
-        thread_events.sort(key=lambda e: (e.start_ns(), -e.duration_ns()))
+    for thread_events in timelines:
         starts = [e.start_ns() for e in thread_events]
         for index, e in enumerate(thread_events):
             if e.name() not in wanted:
@@ -143,7 +145,8 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
     host = _host(events)
     names = {e.correlation_id(): e.name() for e in host}
     shown = {e.correlation_id(): f"{e.name()} {e.shapes()}" for e in host if shapes and e.correlation_id() in late}
-    ranges = _enclosing(host, late)
+    timelines = _timelines(host)
+    ranges = _enclosing(timelines, late)
     by_op: dict[str, list[float]] = {}
     by_phase: dict[str, list[float]] = {}
     op_names: dict[str, str] = {}  # table key: the op's name
@@ -163,7 +166,7 @@ def idle_table(prof, steps: int, rows: int = 12, shapes: bool = False) -> str:
         f"{sum(ns for _, _, ns in gaps) / 1e6 / steps:,.1f} ms per step",
     ]
     worst = dict(sorted(by_op.items(), key=lambda kv: -kv[1][1])[:rows])
-    cost = _cost_per_call(host, _kernels_by_link(events), {op_names[op] for op in worst})
+    cost = _cost_per_call(timelines, _kernels_by_link(events), {op_names[op] for op in worst})
     lines += [
         "",
         "| host op launching the kernel after a gap | count/step | ms/step | host ms a call | its GPU ms a call |",

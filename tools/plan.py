@@ -43,11 +43,10 @@ from planning.memory import (  # noqa: E402
 from planning.step_time import A2A_GBS, INTER_GBS, INTRA_GBS, all_to_all_bytes, shard_group, step_time  # noqa: E402
 
 
-def report(result: Plan, args) -> str:
+def report(result: Plan, model, args) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
     world = args.nodes * args.gpus
     micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
-    model = build_meta_model(args.family, args.size, args.vocab)
     timing = step_time(
         result.counts,
         tokens=tokens_per_step,
@@ -236,7 +235,7 @@ def main(argv=None) -> int:
         accumulate=args.accumulate,
         expert_parallel=args.expert_parallel,
     )
-    print(report(result, args))
+    print(report(result, model, args))
     return 0
 
 

@@ -10,6 +10,7 @@ import contextlib
 import errno
 import glob
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -188,13 +189,14 @@ def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, obj
 
 
-def count_rows(path: str | os.PathLike) -> int:
-    """Rows of a JSONL file (its non-blank lines) or a Parquet file (from its footer, nothing decoded)."""
+def count_rows(path: str | os.PathLike, limit: int | None = None) -> int:
+    """Rows of a JSONL file (its non-blank lines, read no further than `limit` of them) or a Parquet file
+    (from its footer, nothing decoded)."""
     if Path(path).suffix == PARQUET:
         import pyarrow.parquet as pq
 
         return pq.ParquetFile(path).metadata.num_rows
-    return sum(1 for _ in iter_lines(path))
+    return sum(1 for _ in itertools.islice(iter_lines(path), limit))
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -28,10 +28,9 @@ from typing import Any
 
 from lineage.data.quarantine import entry
 from lineage.io import DataError, LineError, read_rows_lenient
-from lineage.screening import screen_chat
+from lineage.screening import CHAT_ROLES, screen_chat
 
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
-ROLES = ("system", "user", "assistant")
 STAGE = "sample_general_mix"
 
 
@@ -89,7 +88,7 @@ def load_source(spec: str) -> Source:
 def to_messages(row: dict[str, Any], where: str) -> list[dict[str, str]]:
     """The row's conversation as [{role, content}], from `messages` or ShareGPT `conversations`."""
     if isinstance(row.get("messages"), list):
-        turns, role_key, content_key, roles = row["messages"], "role", "content", {r: r for r in ROLES}
+        turns, role_key, content_key, roles = row["messages"], "role", "content", {r: r for r in CHAT_ROLES}
         field = "messages"
     elif isinstance(row.get("conversations"), list):
         turns, role_key, content_key, roles = row["conversations"], "from", "value", SHAREGPT_ROLES

@@ -25,7 +25,7 @@ import torch
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
 from lineage.screening import chat_refusal, turns_problem
-from lineage.training.data import collate, collate_packed
+from lineage.training.data import collate, collate_packed, row_places
 
 FORMAT = "reference-logprobs/1"
 
@@ -236,21 +236,12 @@ def reference_logprobs(
     """(pairs, 2) float64: each pair's reference (chosen, rejected) log-probs, looked up by key."""
     missing = [pair for pair in pairs if pair.key not in table]
     if missing:
-        where = _data_location(missing[0].row, data_records)
+        where = row_places(data_records)(missing[0].row)
         raise DataError(
             f"{path}: no reference log-probs for {len(missing)} pair(s), the first {where}; the file "
             "was scored from other pairs or tokens: rebuild it (reference_logprobs.py)"
         )
     return torch.tensor([table[pair.key] for pair in pairs], dtype=torch.float64)
-
-
-def _data_location(index: int, records: list[dict]) -> str:
-    start = 0
-    for record in records:
-        if index < start + record["rows"]:
-            return f"{record['path']}:{index - start + 1}"
-        start += record["rows"]
-    return f"row {index}"
 
 
 # -- batches ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage.evaluation.benchmarks import BENCHMARKS
-from lineage.io import PARQUET, count_rows
+from lineage.io import count_rows
 from lineage.training.recipe import TrainRecipe
 
 TRAINED = ("sft", "dpo")
@@ -232,14 +232,7 @@ def check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> 
         return
     available = 0
     for path in local:
-        if path.suffix == PARQUET:
-            available += count_rows(path)
-        else:
-            with path.open("rb") as handle:
-                for line in handle:
-                    available += bool(line.strip())
-                    if available >= mix["rows"]:
-                        return
+        available += count_rows(path, limit=mix["rows"] - available)
         if available >= mix["rows"]:
             return
     if mix["rows"] > available:
