@@ -94,7 +94,8 @@ def random_parent(own) -> dict:
 
 def reference_pass(own, args, recipe, env, config, tokenizer, bundle) -> str:
     """Score the pairs with the bf16 draw as reference_logprobs.py does, write the file; a line with the timing."""
-    raw, records = load_rows(args.data, required=PAIR_FIELDS)
+    loaded = load_rows(args.data, required=PAIR_FIELDS)
+    raw, records = loaded.rows, loaded.records
     pairs, _, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation)
     distinct = list({p.key: p for p in reversed(pairs)}.values())[::-1]
     model = random_model(config, env.device, own.init_seed, **build_options(config, None, recipe.experts))
@@ -151,7 +152,7 @@ def reference_pass(own, args, recipe, env, config, tokenizer, bundle) -> str:
 def live_reference_data(args, recipe, env, plan, tokenizer, bundle):
     """step_data of the trainer before: micro-batches of micro_batch_rows pairs, chosen then rejected rows padded."""
     tokenizer.chat_template = bundle.chat_template
-    raw, _ = load_rows(args.data, required=PAIR_FIELDS)
+    raw = load_rows(args.data, required=PAIR_FIELDS).rows
     pairs, line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, recipe.max_length, recipe.truncation)
     tdist.print0(f"data: {line}")
     order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)

@@ -72,7 +72,7 @@ def ordered_pairs(args, tokenizer):
     """The pairs in train_dpo.py's order as TRL's tokenized columns; each step's tokens, completion tokens, pairs."""
     bundle = load_bundle(args.tokenizer)
     tokenizer.chat_template = bundle.chat_template
-    raw, _ = load_rows(args.data, required=("messages", "chosen", "rejected"))
+    raw = load_rows(args.data, required=("messages", "chosen", "rejected")).rows
     pairs, line, _ = tokenize_pairs(tokenizer, raw, bundle.system_prompt, args.max_length, "drop")
     print(f"data: {line}", flush=True)
     order = sample_order(len(pairs), args.steps * args.global_batch_rows, args.seed).tolist()

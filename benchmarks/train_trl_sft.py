@@ -74,7 +74,7 @@ def ordered_rows(args, tokenizer) -> tuple[list, list[int], list[int], list[int]
     """The tokenized rows in the order train_sft.py takes them; each step's tokens, trained tokens and causal pairs."""
     bundle = load_bundle(args.init)
     tokenizer.chat_template = bundle.chat_template
-    raw, _ = load_rows(args.data, required=("messages",))
+    raw = load_rows(args.data, required=("messages",)).rows
     rows, stats = tokenize_rows(
         tokenizer, (r["messages"] for r in raw), system_prompt=bundle.system_prompt, max_length=args.max_length
     )

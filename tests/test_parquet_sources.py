@@ -42,8 +42,8 @@ def test_a_parquet_file_reads_as_its_jsonl_would(tmp_path):
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert [row for _, row in read_rows(parquet)] == [row for _, row in read_rows(jsonl)] == rows
     assert count_rows(parquet) == count_rows(jsonl) == 5
-    loaded, records = load_rows([parquet], required=("messages",))
-    assert loaded == rows and records[0]["rows"] == 5 and records[0]["path"] == str(parquet)
+    loaded = load_rows([parquet], required=("messages",))
+    assert loaded.rows == rows and loaded.records[0]["rows"] == 5 and loaded.records[0]["path"] == str(parquet)
 
 
 def test_a_parquet_row_with_a_control_character_is_named_by_row_and_field(tmp_path):
@@ -51,7 +51,17 @@ def test_a_parquet_row_with_a_control_character_is_named_by_row_and_field(tmp_pa
     rows[1]["messages"][0]["content"] = "w\x1b[31m"
     parquet = write(rows, tmp_path / "mix.parquet")
     with pytest.raises(DataError, match=rf"{parquet}:2: field 'messages\[0\].content': holds the control character"):
-        load_rows([parquet], required=("messages",))
+        list(read_rows(parquet))
+    loaded = load_rows([parquet], required=("messages",))  # the trainers skip it and name it
+    assert loaded.rows == [rows[0], rows[2]] and loaded.where(1) == f"{parquet}:3"
+    assert loaded.records[0]["unreadable_rows"] == [
+        {
+            "row": 2,
+            "field": "messages[0].content",
+            "reason": "holds the control character U+001B at character 1; it is not text (remove it from the export)",
+        }  # fmt: skip
+    ]
+    assert loaded.summary().startswith(f"1 unreadable row(s) skipped ({parquet}:2: field 'messages[0].content'")
 
 
 def test_the_general_mix_samples_a_parquet_source_as_its_jsonl(tmp_path, tokenizer_dir):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import lineage_table
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -166,3 +167,5 @@ def test_pairs_that_must_not_train_are_dropped_and_named_never_a_stop(run, tmp_p
         "fake turns": 1,
         f"{bad}:7: rejected: the same text as chosen, no preference": 1,
     }
+    shown = lineage_table.lineage_row(tmp_path / "dpo")["rows_left_out"]  # the audit's lineage table
+    assert shown.startswith(f"3 rows: {bad}:3: field 'rejected'") and f"{bad}:7: rejected: the same text" in shown

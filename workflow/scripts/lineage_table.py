@@ -55,7 +55,7 @@ def lineage_row(directory: Path) -> dict:
             for d in record.get("data", [])
         )
         or "-",
-        "rows_left_out": left_out(record.get("data_stats") or {}),
+        "rows_left_out": left_out(record),
         "code_version": str(record.get("code_version", "?"))[:12],
         "config_hash": str(record.get("config_hash", ""))[:12],
         "slurm_job": record.get("slurm_job_id") or "-",
@@ -65,13 +65,20 @@ def lineage_row(directory: Path) -> dict:
     }
 
 
-def left_out(stats: dict) -> str:
-    """The training rows a run did not train on, with their reason and where they came from."""
+def left_out(record: dict) -> str:
+    """The training rows a run did not train on, with their reason and where they came from: lines its files
+    could not read, SFT rows dropped by the screen or for length, DPO pairs dropped."""
+    unreadable = [(d["path"], u) for d in record.get("data", []) for u in d.get("unreadable_rows", [])]
+    stats = record.get("data_stats") or {}
     dropped = stats.get("dropped") or {}
-    if not dropped:
+    pairs = record.get("pairs_dropped") or {}
+    total = sum(d.get("unreadable", 0) for d in record.get("data", [])) + sum(dropped.values()) + sum(pairs.values())
+    if not total:
         return "-"
-    where = "; ".join(f"{d['where']} x{d['rows']} ({d['reason']})" for d in stats.get("dropped_rows", []))
-    return f"{sum(dropped.values())} rows: " + (where or ", ".join(f"{r} {n}" for r, n in dropped.items()))
+    named = [f"{path}:{u['row']} ({u['field']}: {u['reason']})" for path, u in unreadable]
+    named += [f"{d['where']} x{d['rows']} ({d['reason']})" for d in stats.get("dropped_rows", [])]
+    named += [f"{reason} x{n}" if n > 1 else reason for reason, n in pairs.items()]
+    return f"{total} rows: " + ("; ".join(named) or ", ".join(f"{r} {n}" for r, n in dropped.items()))
 
 
 def to_html(table: pd.DataFrame) -> str:

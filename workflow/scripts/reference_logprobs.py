@@ -39,7 +39,7 @@ from lineage.evaluation.scoring import loglikelihood
 from lineage.io import DataError, write_jsonl
 from lineage.screening import control_tokens
 from lineage.training import dist as tdist
-from lineage.training.data import load_rows, row_places
+from lineage.training.data import load_rows
 from lineage.training.pairs import PAIR_FIELDS, reference_header, scoring_request, tokenize_pairs
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -90,10 +90,17 @@ def main(args: argparse.Namespace) -> int:
         tokenizer = AutoTokenizer.from_pretrained(args.init)
         bundle = load_bundle(args.init)
         tokenizer.chat_template = bundle.chat_template  # as train_dpo.py: the bundle's template wins
-        raw, data_records = load_rows(args.data, required=PAIR_FIELDS)
-        where = row_places(data_records)
+        data = load_rows(args.data, required=PAIR_FIELDS)
+        if data.summary():
+            tdist.print0(f"data: {data.summary()}")
         pairs, summary_line, _ = tokenize_pairs(
-            tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, where, control_tokens([args.init])
+            tokenizer,
+            data.rows,
+            bundle.system_prompt,
+            args.max_length,
+            args.truncation,
+            data.where,
+            control_tokens([args.init]),
         )
         tdist.print0(f"data: {summary_line}")
         if not pairs:
@@ -128,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
             header = reference_header(
                 read_lineage(args.init),
                 args.init,
-                data_records,
+                data.records,
                 {
                     "max_length": args.max_length,
                     "truncation": args.truncation,

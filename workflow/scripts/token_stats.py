@@ -24,9 +24,10 @@ from pathlib import Path
 from lineage.chat import TRUNCATION_MODES, load_bundle, tokenize_rows
 from lineage.cli import positive_int
 from lineage.errors import run_cli
-from lineage.io import read_rows, write_json
+from lineage.io import write_json
 from lineage.screening import chat_refusal, control_tokens
-from lineage.training.pairs import tokenize_pairs
+from lineage.training.data import load_rows
+from lineage.training.pairs import PAIR_FIELDS, tokenize_pairs
 
 
 def named_path(text: str) -> tuple[str, Path]:
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens = control_tokens([args.tokenizer, args.bundle])  # the rows the trainers screen out are not counted
     sets = {}
     for name, path in args.sft:
-        raw = [row for _, row in read_rows(path)]
+        raw = load_rows([path], required=("messages",)).rows  # the rows the trainers read
         rows, stats = tokenize_rows(
             tokenizer,
             (r["messages"] for r in raw),
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             **summary([len(r.input_ids) for r in rows], stats.trained_tokens, len(rows), len(raw)),
         }
     for name, path in args.pairs:
-        raw = [row for _, row in read_rows(path)]
+        raw = load_rows([path], required=PAIR_FIELDS).rows
         pairs, _, _ = tokenize_pairs(
             tokenizer, raw, bundle.system_prompt, args.max_length, args.truncation, tokens=tokens
         )

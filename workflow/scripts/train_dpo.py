@@ -36,7 +36,7 @@ from lineage.screening import control_tokens
 from lineage.training import dist as tdist
 from lineage.training import head_loss, job, packed_attention
 from lineage.training.cli import JobOptions, parse_training_args, resume_hash, training_parser
-from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, row_places, sample_order
+from lineage.training.data import BatchPlan, load_rows, packed_rank_rows, rank_rows, sample_order
 from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.packing import backbone_inputs
@@ -73,14 +73,16 @@ def prepare_data(
 ):
     """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference)."""
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-    raw, data_records = load_rows(options.data, required=PAIR_FIELDS)
+    data = load_rows(options.data, required=PAIR_FIELDS)
+    if data.summary():
+        tdist.print0(f"data: {data.summary()}")
     pairs, summary_line, dropped = tokenize_pairs(
         tokenizer,
-        raw,
+        data.rows,
         bundle.system_prompt,
         recipe.max_length,
         recipe.truncation,
-        row_places(data_records),
+        data.where,
         control_tokens([options.init]),  # as reference_logprobs.py: both keep the same pairs
     )
     tdist.print0(f"data: {summary_line}")
@@ -90,7 +92,7 @@ def prepare_data(
         )
     reference_file = options.extras["reference_logprobs"]
     reference, table = read_reference(reference_file, parent, recipe.max_length, recipe.truncation)
-    references = reference_logprobs(pairs, table, str(reference_file), data_records)
+    references = reference_logprobs(pairs, table, str(reference_file), data.where)
     tdist.print0(
         f"reference: log-probs of {reference['model']['run']} from {reference_file} "
         f"({reference['dtype']}, {reference['method']})"
@@ -131,7 +133,7 @@ def prepare_data(
             attention_pairs=causal_pairs(sides),
         )
 
-    return step_data, dropped, data_records, reference
+    return step_data, dropped, data.records, reference
 
 
 def dpo_loss(recipe: DpoRecipe, boundaries: tuple[str, ...] = ()):

@@ -42,7 +42,6 @@ from lineage.training.data import (
     load_rows,
     packed_rank_rows,
     rank_rows,
-    row_places,
     sample_order,
 )
 from lineage.training.loop import StepData, train
@@ -59,9 +58,8 @@ def parse_args(argv=None) -> tuple[JobOptions, SftRecipe]:
     return options, recipe
 
 
-def name_dropped_rows(stats, data_records) -> None:
-    """Give each dropped row its file and row number (the data files hold one row a line)."""
-    where = row_places(data_records)
+def name_dropped_rows(stats, where) -> None:
+    """Give each dropped row its file and line (`where`: LoadedRows.where)."""
     for dropped in stats.dropped_rows:
         dropped["where"] = where(dropped.pop("row"))
 
@@ -73,17 +71,19 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
     micro-batches of that step, padded or packed as the flags say.
     """
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
-    raw, data_records = load_rows(options.data, required=("messages",))
+    data = load_rows(options.data, required=("messages",))
+    if data.summary():
+        tdist.print0(f"data: {data.summary()}")
     tokens = control_tokens([options.init])  # its template's markers and its tokenizer's special tokens
     rows, stats = tokenize_rows(
         tokenizer,
-        (r["messages"] for r in raw),
+        (r["messages"] for r in data.rows),
         system_prompt=bundle.system_prompt,
         max_length=recipe.max_length,
         truncation=recipe.truncation,
         refuse=functools.partial(chat_refusal, tokens=tokens),
     )
-    name_dropped_rows(stats, data_records)
+    name_dropped_rows(stats, data.where)
     tdist.print0(f"data: {stats.summary()}")
     if not rows:
         raise DataError(
@@ -123,7 +123,7 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
             attention_pairs=causal_pairs(step_lengths),
         )
 
-    return step_data, stats, data_records
+    return step_data, stats, data.records
 
 
 def attach_head_loss(model, recipe: SftRecipe) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX
-from lineage.io import DataError, read_rows, sha256_file
+from lineage.io import DataError, LineError, read_rows_lenient, sha256_file
 from lineage.training.packing import seq_idx_from_cu_seq_lens
 
 
@@ -59,43 +60,72 @@ class BatchPlan:
         return self.rank_rows // self.micro_rows
 
 
-def load_rows(
-    paths: Sequence[str | os.PathLike], required: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows of all files (JSONL or Parquet) in order, and one {path, sha256, rows} record per file for lineage.json."""
-    rows, records = [], []
+UNREADABLE_NAMED = 100  # unreadable rows of a file named in lineage.json (the count is always whole)
+
+
+@dataclass(frozen=True)
+class LoadedRows:
+    """The rows of the data files in order, and where each came from.
+
+    A row that cannot be read (not JSON, not text, a required field missing) is skipped and named in its
+    file's record: one bad row in a downloaded mixture never stops a run and never trains.
+    """
+
+    rows: list[dict[str, Any]]
+    records: list[dict[str, Any]]  # one per file for lineage.json: path, sha256, rows, unreadable, unreadable_rows
+    lines: list[tuple[int, str, array]]  # (index of the file's first row, its path, each row's line or row number)
+
+    def where(self, index: int) -> str:
+        """Where row `index` came from, as "<file>:<line>" (for Parquet, the row number)."""
+        at = bisect.bisect_right([first for first, _, _ in self.lines], index) - 1
+        first, path, numbers = self.lines[at]
+        return f"{path}:{numbers[index - first]}"
+
+    def summary(self) -> str:
+        """One line naming the skipped rows (up to three), or "" when every row was read."""
+        skipped = [(r["path"], u) for r in self.records for u in r["unreadable_rows"]]
+        total = sum(r["unreadable"] for r in self.records)
+        if not total:
+            return ""
+        named = "; ".join(f"{path}:{u['row']}: field '{u['field']}': {u['reason']}" for path, u in skipped[:3])
+        return f"{total} unreadable row(s) skipped ({named}{'; ...' if total > 3 else ''})"
+
+
+def load_rows(paths: Sequence[str | os.PathLike], required: Sequence[str]) -> LoadedRows:
+    """The rows of all files (JSONL or Parquet) with the fields in `required`, in order; the others skipped."""
+    rows, records, lines = [], [], []
     for path in paths:
         path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: data file not found")
-        count = 0
-        for line_no, row in read_rows(path):
-            missing = [key for key in required if key not in row]
+        numbers, unreadable, skipped, first = array("q"), [], 0, len(rows)
+        for number, row, error, _ in read_rows_lenient(path):
+            missing = [key for key in required if row is not None and key not in row]
             if missing:
-                raise DataError(
-                    f"{path}:{line_no}: missing field(s) {', '.join(missing)}; expected {', '.join(required)}"
-                )
+                error = LineError(missing[0], f"missing; a row needs {', '.join(required)}")
+            if error is not None:
+                skipped += 1
+                if len(unreadable) < UNREADABLE_NAMED:
+                    unreadable.append({"row": number, "field": error.field, "reason": error.reason})
+                continue
             rows.append(row)
-            count += 1
-        records.append({"path": str(path), "sha256": sha256_file(path), "rows": count})
+            numbers.append(number)
+        records.append(
+            {
+                "path": str(path),
+                "sha256": sha256_file(path),
+                "rows": len(numbers),
+                "unreadable": skipped,
+                "unreadable_rows": unreadable,
+            }
+        )
+        lines.append((first, str(path), numbers))
+    loaded = LoadedRows(rows, records, lines)
     if not rows:
-        raise DataError(f"no rows in {', '.join(map(str, paths))}")
-    return rows, records
-
-
-def row_places(records: Sequence[dict[str, Any]]) -> Callable[[int], str]:
-    """index over the rows of load_rows -> "<file>:<n>" (the n-th row of that file, from 1)."""
-    ends, total = [], 0
-    for record in records:
-        total += record["rows"]
-        ends.append(total)
-
-    def where(index: int) -> str:
-        number = bisect.bisect_right(ends, index)
-        first = ends[number - 1] if number else 0
-        return f"{records[number]['path']}:{index - first + 1}"
-
-    return where
+        raise DataError(
+            f"no readable rows in {', '.join(map(str, paths))}" + (f": {loaded.summary()}" if loaded.summary() else "")
+        )
+    return loaded
 
 
 def sample_order(n_rows: int, total: int, seed: int) -> torch.Tensor:

@@ -25,7 +25,7 @@ import torch
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
 from lineage.screening import chat_refusal, turns_problem
-from lineage.training.data import collate, collate_packed, row_places
+from lineage.training.data import collate, collate_packed
 
 FORMAT = "reference-logprobs/1"
 
@@ -134,7 +134,7 @@ def tokenize_pairs(
 ):
     """(pairs, a summary line, {drop reason: count}); a pair is dropped when either side is. A row that is no
     pair (pair_conversation) or that the screen refuses (pair_refusal, `tokens` the chat template's control
-    tokens) is dropped with its reason, the row named by `where(index)` (lineage.training.data.row_places)."""
+    tokens) is dropped with its reason, the row named by `where(index)` (LoadedRows.where)."""
     pairs, dropped = [], Counter()
     for index, row in enumerate(raw):
         try:
@@ -231,12 +231,13 @@ def read_reference(path: str | Path, parent: dict[str, Any], max_length: int, tr
 
 
 def reference_logprobs(
-    pairs: Sequence[Pair], table: dict[str, tuple[float, float]], path: str, data_records: list[dict]
+    pairs: Sequence[Pair], table: dict[str, tuple[float, float]], path: str, where: Callable[[int], str]
 ) -> torch.Tensor:
-    """(pairs, 2) float64: each pair's reference (chosen, rejected) log-probs, looked up by key."""
+    """(pairs, 2) float64: each pair's reference (chosen, rejected) log-probs, looked up by key; `where` names a
+    pair's row (LoadedRows.where)."""
     missing = [pair for pair in pairs if pair.key not in table]
     if missing:
-        where = row_places(data_records)(missing[0].row)
+        where = where(missing[0].row)
         raise DataError(
             f"{path}: no reference log-probs for {len(missing)} pair(s), the first {where}; the file "
             "was scored from other pairs or tokens: rebuild it (reference_logprobs.py)"
