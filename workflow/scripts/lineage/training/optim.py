@@ -62,38 +62,45 @@ def clip_grad_norm(
     """Clip to `max_norm` (0 = no clipping) for the coming optimizer step; return the total gradient norm
     before clipping.
 
-    A fused AdamW (over one device mesh) takes the clip into its step: it divides each gradient by
-    `grad_scale` = max(1, norm / max_norm) as it reads it (the hook GradScaler uses), so no pass rewrites
-    every fp32 gradient first; otherwise the gradients are scaled here. The norm stays a device tensor
-    (0-d) so that the step is queued behind it without the host waiting for the GPU; float() it when the
-    step's numbers are read.
+    A fused AdamW takes the clip into its step: it divides each gradient by `grad_scale` =
+    max(1, norm / max_norm) as it reads it (the hook GradScaler uses), so no pass rewrites every fp32
+    gradient first; otherwise the gradients are scaled here. The norm stays a device tensor (0-d) so
+    that the step is queued behind it without the host waiting for the GPU; float() it when the step's
+    numbers are read.
     """
-    params = [p for p in model.parameters() if p.grad is not None]
-    limit = max_norm if max_norm > 0 else float("inf")
-    meshes = {p.device_mesh for p in params if isinstance(p, DTensor)}
+    params_by_mesh = _params_by_mesh(model)
+    norm = _total_norm(params_by_mesh)
     fused = optimizer is not None and bool(optimizer.defaults.get("fused"))
     if optimizer is not None:
         optimizer.grad_scale = None  # set again below when this step's clip is folded in
-    if fused and len(meshes) <= 1:
-        norm = torch.nn.utils.get_total_norm([p.grad for p in params], foreach=True)
-        norm = norm.full_tensor() if isinstance(norm, DTensor) else norm
-        if max_norm > 0:
-            # torch's clip multiplies by min(1, max_norm / (norm + 1e-6)); the step divides by its inverse
-            optimizer.grad_scale = torch.clamp((norm.float() + 1e-6) / max_norm, min=1.0)
+    if max_norm <= 0:
         return norm
-    if len(meshes) <= 1:
-        norm = torch.nn.utils.clip_grad_norm_(params, limit, foreach=True)
-        return norm.full_tensor() if isinstance(norm, DTensor) else norm
-    # expert parallelism: the experts are sharded on a mesh of their own, and norms of two meshes do not
-    # stack; each mesh's norm is made whole, then they combine as the one norm over all gradients
-    groups: dict = {}
-    for param in params:
-        groups.setdefault(param.device_mesh if isinstance(param, DTensor) else None, []).append(param.grad)
-    parts = []
-    for grads in groups.values():
-        part = torch.nn.utils.get_total_norm(grads, foreach=True)
-        parts.append(part.full_tensor() if isinstance(part, DTensor) else part)
-    norm = torch.linalg.vector_norm(torch.stack(parts))
-    for grads in groups.values():
-        torch.nn.utils.clip_grads_with_norm_(grads, limit, norm, foreach=True)
+    if fused:
+        # torch's clip multiplies by min(1, max_norm / (norm + 1e-6)); the step divides by its inverse
+        optimizer.grad_scale = torch.clamp((norm.float() + 1e-6) / max_norm, min=1.0)
+    else:
+        for params in params_by_mesh.values():  # it scales each parameter's .grad (given tensors, it does nothing)
+            torch.nn.utils.clip_grads_with_norm_(params, max_norm, norm, foreach=True)
     return norm
+
+
+def _params_by_mesh(model: torch.nn.Module) -> dict:
+    """The parameters that have a gradient, grouped by device mesh (None: plain tensors). Under expert
+    parallelism the experts are sharded on a mesh of their own, and one foreach op does not take DTensors
+    of two meshes."""
+    groups: dict = {}
+    for param in model.parameters():
+        if param.grad is not None:
+            groups.setdefault(param.device_mesh if isinstance(param, DTensor) else None, []).append(param)
+    return groups
+
+
+def _total_norm(params_by_mesh: dict) -> torch.Tensor:
+    """The 2-norm over all gradients, a plain 0-d tensor: each mesh's norm made whole, then combined."""
+    parts = []
+    for params in params_by_mesh.values():
+        part = torch.nn.utils.get_total_norm([p.grad for p in params], foreach=True)
+        parts.append(part.full_tensor() if isinstance(part, DTensor) else part)
+    if not parts:
+        return torch.zeros(())
+    return parts[0] if len(parts) == 1 else torch.linalg.vector_norm(torch.stack(parts))
