@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import torch
+from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor
 
 from lineage.training.recipe import SCHEDULES
@@ -84,18 +85,18 @@ def clip_grad_norm(
     return norm
 
 
-def _params_by_mesh(model: torch.nn.Module) -> dict:
+def _params_by_mesh(model: torch.nn.Module) -> dict[DeviceMesh | None, list[torch.nn.Parameter]]:
     """The parameters that have a gradient, grouped by device mesh (None: plain tensors). Under expert
     parallelism the experts are sharded on a mesh of their own, and one foreach op does not take DTensors
     of two meshes."""
-    groups: dict = {}
+    groups: dict[DeviceMesh | None, list[torch.nn.Parameter]] = {}
     for param in model.parameters():
         if param.grad is not None:
             groups.setdefault(param.device_mesh if isinstance(param, DTensor) else None, []).append(param)
     return groups
 
 
-def _total_norm(params_by_mesh: dict) -> torch.Tensor:
+def _total_norm(params_by_mesh: dict[DeviceMesh | None, list[torch.nn.Parameter]]) -> torch.Tensor:
     """The 2-norm over all gradients, a plain 0-d tensor: each mesh's norm made whole, then combined."""
     parts = []
     for params in params_by_mesh.values():
