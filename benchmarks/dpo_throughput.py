@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 import train_dpo
-from sft_throughput import allocator_line, random_model, random_sharded_model, summary
+from sft_throughput import add_layers_flag, allocator_line, first_layers, random_model, random_sharded_model, summary
 from transformers import AutoTokenizer
 
 from lineage.chat import IGNORE_INDEX, load_bundle
@@ -70,6 +70,7 @@ def parse_args(argv=None):
     )
     parser.add_argument("--reference-pack-tokens", type=int, default=32768, help="the reference pass's packs")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
+    add_layers_flag(parser)
     own, rest = parser.parse_known_args(argv)
     own.scratch = Path(tempfile.mkdtemp(prefix="dpo-bench-"))
     rest = [a for a in rest if a != "--"]
@@ -214,7 +215,7 @@ def main(own, args, recipe) -> int:
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
         bundle = load_bundle(own.tokenizer)
         tokenizer.chat_template = bundle.chat_template
-        config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
+        config, depth = first_layers(build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers)
         if own.reference == "file":
             tdist.print0(reference_pass(own, args, recipe, env, config, tokenizer, bundle))
             step_data, _, _, _ = train_dpo.prepare_data(args, recipe, env, plan, tokenizer, bundle, random_parent(own))
@@ -231,7 +232,7 @@ def main(own, args, recipe) -> int:
             head, loss_fn = "full logits, live reference", live_reference_loss(recipe, reference)
         params = count_params(model)
         tdist.print0(
-            f"model: {own.family}/{own.size}, {params.total:,} parameters ({params.active:,} active), "
+            f"model: {own.family}/{own.size}{depth}, {params.total:,} parameters ({params.active:,} active), "
             f"vocabulary {config.vocab_size:,}, random init on {env.device}, world size {env.world_size}, "
             f"{recipe.precision}, head {head}, packing {recipe.packing} ({recipe.packed_attention}), "
             f"compile {recipe.compile}, accumulate {args.accumulate}, "
@@ -256,7 +257,7 @@ def main(own, args, recipe) -> int:
         if env.is_main and args.metrics and Path(args.metrics).is_file():
             rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
             print(
-                summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size} dpo"), flush=True
+                summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size}{depth} dpo"), flush=True
             )
             if env.device.type == "cuda":
                 print(allocator_line(env.device), flush=True)

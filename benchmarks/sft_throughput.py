@@ -79,12 +79,33 @@ def parse_args(argv=None):
     )
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     parser.add_argument("--timed-from", type=int, default=3, help="first step in the medians (allocator warm-up)")
+    add_layers_flag(parser)
     own, rest = parser.parse_known_args(argv)
     rest = [a for a in rest if a != "--"]
     args, recipe = train_sft.parse_args(["--init", str(own.tokenizer), "--out", "/nonexistent/unused", *rest])
     if own.profile_steps and own.profile_steps + 2 > recipe.steps:
         parser.error(f"--profile-steps {own.profile_steps} needs --steps >= {own.profile_steps + 2}")
     return own, args, recipe
+
+
+def add_layers_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--layers",
+        type=int,
+        default=None,
+        help="keep the shape's first N layers, each unchanged (a deep shape's state then fits a smaller GPU)",
+    )
+
+
+def first_layers(config, layers: int | None):
+    """The config with only its first `layers` layers (None: all); the label says so."""
+    if layers is None:
+        return config, ""
+    types = list(config.layer_types)
+    if not 0 < layers <= len(types):
+        raise SystemExit(f"--layers {layers}: the shape has {len(types)} layers; give 1 to {len(types)}")
+    config.layer_types = types[:layers]
+    return config, f" (first {layers} of {len(types)} layers)"
 
 
 def random_model(config, device: torch.device, seed: int, **options) -> torch.nn.Module:
@@ -252,14 +273,14 @@ def main(own, args, recipe) -> int:
     try:
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
-        config = build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size)
+        config, depth = first_layers(build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers)
         boundaries = boundary_inputs(config.model_type, env.device) if recipe.packing else ()
         step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(own.tokenizer))
         model = random_sharded_model(config, env, recipe, own.init_seed, args.accumulate)
         loss_path = train_sft.attach_head_loss(model, recipe)
         params = count_params(model)
         tdist.print0(
-            f"model: {own.family}/{own.size} ({type(model).__name__}), {params.total:,} parameters "
+            f"model: {own.family}/{own.size}{depth} ({type(model).__name__}), {params.total:,} parameters "
             f"({params.active:,} active; FLOPs per token {params.step_flops(1, 1) / 1e9:.2f} G with the head, "
             f"{params.step_flops(1, 0) / 1e9:.2f} G without), vocabulary {config.vocab_size:,}, random init "
             f"on {env.device}, world size {env.world_size}, {recipe.precision}, head loss {loss_path}, "
@@ -309,7 +330,7 @@ def main(own, args, recipe) -> int:
             rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
         if rows:
             last = profiled_from - 2 if own.profile_steps else recipe.steps  # the profiler's warm-up step is not timed
-            print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}"), flush=True)
+            print(summary(rows, own.timed_from, last, env.world_size, f"{own.family}/{own.size}{depth}"), flush=True)
             state = training_state(model, optimizer)
             peaks = [r["peak_mem_gib"] for r in rows if r.get("peak_mem_gib") is not None]
             if peaks:
