@@ -18,7 +18,8 @@
 # Run as (repository root, one GPU; transformers 5.23, trl and liger-kernel importable; MAMBA_SITE a directory
 # holding mamba-ssm and causal-conv1d, put on PYTHONPATH for the nemotron part):
 #   MAMBA_SITE=/tmp/mamba bash benchmarks/dpo_speed.sh llama|nemotron [OUT_DIR]
-# STEPS, RUNS (a subset of the part's run names) and RUN_TIMEOUT (s per run) may be set.
+# STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run) and EXTRA (flags added to each of our
+# runs, e.g. "--layers 34" where a rank's 52 layers do not fit the GPU) may be set.
 set -euo pipefail
 PART=${1:?usage: dpo_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/dpo-speed}/$PART
@@ -38,7 +39,7 @@ ours() {  # name, then dpo_throughput.py flags
   local name=$1; shift
   echo "== $name"
   timeout -k 20 -s TERM "${RUN_TIMEOUT:-200}" python3 benchmarks/dpo_throughput.py --tokenizer "$OUT/tokenizer" \
-    --data "$D/pairs.jsonl" $optim --precision bf16 --max-length 4096 --metrics "$M/$name.jsonl" "$@" 2>&1 \
+    --data "$D/pairs.jsonl" $optim --precision bf16 --max-length 4096 --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 \
     | tee "$OUT/$name.log" | grep -E "^(model|CUDA allocator|reference pass|summary|allocator|data|Traceback|.*Error)" \
     || echo "$name: failed (see $OUT/$name.log)"
 }

@@ -25,7 +25,8 @@
 # two Mamba packages, put on PYTHONPATH only for the runs that use them):
 #   MAMBA_SITE=/tmp/mamba bash benchmarks/train_speed.sh llama|nemotron [OUT_DIR]
 # STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run), EXTRA (flags added to each of our
-# runs, e.g. "--profile-steps 2 --profile-shapes") and SCRIPTS (see below) may be set.
+# runs, e.g. "--profile-steps 2 --profile-shapes", or "--layers 34" on a GPU of 80 GB: a rank's 52 layers need ~92 GiB)
+# and SCRIPTS (see below) may be set.
 set -euo pipefail
 PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/train-speed}/$PART
