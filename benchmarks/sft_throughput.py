@@ -264,8 +264,18 @@ def summary(rows: list[dict], first: int, last: int, world_size: int, label: str
     return (
         f"summary {label}: steps {timed[0]['step']}-{timed[-1]['step']} of {len(rows)} | "
         f"loss {rows[0]['loss']:.3f} -> {rows[-1]['loss']:.3f} | tokens/s/GPU {tps:,.0f} | MFU {mfu} | "
-        f"step {step_s:.2f} s | peak {mem}"
+        f"step {step_s:.2f} s | peak {mem}{gc_summary(timed)}"
     )
+
+
+def gc_summary(timed: list[dict]) -> str:
+    """Python's collections in the timed steps (the trainer's metrics count them, whatever started them)."""
+    if not timed or "python_gc_ms" not in timed[0]:
+        return ""
+    per_step = statistics.median(r["python_gc_ms"] for r in timed)
+    passes = sum(r["python_gc_collections"] for r in timed)
+    longest = max(r["python_gc_longest_ms"] for r in timed)
+    return f" | python gc {per_step:.1f} ms/step ({passes} passes in {len(timed)} steps, longest {longest:.1f} ms)"
 
 
 def main(own, args, recipe) -> int:

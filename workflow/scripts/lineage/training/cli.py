@@ -17,6 +17,7 @@ from typing import Any
 from lineage.cli import json_object
 from lineage.io import sha256_json
 from lineage.training.fsdp import ACCUMULATIONS, SHARDINGS
+from lineage.training.python_gc import GC_MODES
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
 
 
@@ -40,6 +41,7 @@ class JobOptions:
     keep_states: int
     device: str
     peak_flops: float | None
+    python_gc: str = "between-steps"
     extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -104,6 +106,13 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
         type=float,
         default=None,
         help="peak FLOP/s per device for MFU (default: table for H100/H200/A100; n/a on CPU)",
+    )
+    runtime.add_argument(
+        "--python-gc",
+        choices=GC_MODES,
+        default="between-steps",
+        help="when Python's garbage collector runs: between-steps (after each optimizer step, the objects "
+        "of setup frozen; never inside a backward) or automatic (Python's own thresholds)",
     )
     add_recipe_arguments(parser, cls)
     return parser

@@ -30,6 +30,7 @@ from lineage.training.lifetime import StateLock, StateLockedError
 from lineage.training.metrics import MetricsFile, mfu, peak_flops, step_line
 from lineage.training.optim import clip_grad_norm, lr_multiplier, set_lr
 from lineage.training.preemption import Preempted, StopRequest
+from lineage.training.python_gc import StepCollector
 from lineage.training.recipe import TrainRecipe
 from lineage.training.state import (
     COMPLETE,
@@ -99,9 +100,21 @@ def train(
     """
     lock = _lock_state(options.state_dir, env)
     try:
-        with StopRequest() as stop:
+        with StopRequest() as stop, StepCollector(options.python_gc) as collector:
             return _train(
-                options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash, stop
+                options,
+                recipe,
+                env,
+                model,
+                optimizer,
+                step_data,
+                loss_fn,
+                stat_names,
+                shown,
+                params,
+                recipe_hash,
+                stop,
+                collector,
             )
     finally:
         if lock is not None:
@@ -141,6 +154,7 @@ def _train(
     params,
     recipe_hash,
     stop: StopRequest,
+    collector: StepCollector,
 ) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
@@ -233,6 +247,8 @@ def _train(
             optimizer.zero_grad(set_to_none=True)
         with record_function("next step's data"):
             upcoming = step_data(step + 1) if step + 1 < recipe.steps else None  # packed while the GPU works
+        with record_function("python gc"):
+            collector.after_step()  # while the GPU works too, not in the middle of a backward
         means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
         grad_norm = float(grad_norm)
         if env.device.type == "cuda":
@@ -275,6 +291,7 @@ def _train(
                 "mfu_without_attention": mfu_matmuls,
                 "step_time_s": dt,
                 "peak_mem_gib": peak_mem,
+                **collector.timer.take(),
             }
         )
         if saver is not None and saver.poll() is not None:
