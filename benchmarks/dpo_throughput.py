@@ -215,7 +215,9 @@ def main(own, args, recipe) -> int:
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
         bundle = load_bundle(own.tokenizer)
         tokenizer.chat_template = bundle.chat_template
-        config, depth = first_layers(build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers)
+        config, depth = first_layers(
+            build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers
+        )
         if own.reference == "file":
             tdist.print0(reference_pass(own, args, recipe, env, config, tokenizer, bundle))
             step_data, _, _, _ = train_dpo.prepare_data(args, recipe, env, plan, tokenizer, bundle, random_parent(own))
@@ -257,7 +259,8 @@ def main(own, args, recipe) -> int:
         if env.is_main and args.metrics and Path(args.metrics).is_file():
             rows = [json.loads(line) for line in Path(args.metrics).read_text().splitlines() if line.strip()]
             print(
-                summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size}{depth} dpo"), flush=True
+                summary(rows, own.timed_from, recipe.steps, env.world_size, f"{own.family}/{own.size}{depth} dpo"),
+                flush=True,
             )
             if env.device.type == "cuda":
                 print(allocator_line(env.device), flush=True)

@@ -283,7 +283,9 @@ def main(own, args, recipe) -> int:
     try:
         plan = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size)
         tokenizer = AutoTokenizer.from_pretrained(own.tokenizer)
-        config, depth = first_layers(build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers)
+        config, depth = first_layers(
+            build_config(own.family, own.size, tokenizer, vocab_size=own.vocab_size), own.layers
+        )
         boundaries = boundary_inputs(config.model_type, env.device) if recipe.packing else ()
         step_data, _, _ = train_sft.prepare_data(args, recipe, env, plan, tokenizer, load_bundle(own.tokenizer))
         model = random_sharded_model(config, env, recipe, own.init_seed, args.accumulate)

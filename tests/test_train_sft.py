@@ -344,3 +344,59 @@ def test_rows_that_must_not_train_are_dropped_and_named(base, tmp_path):
     shown = lineage_table.lineage_row(tmp_path / "out")["rows_left_out"]  # the audit's lineage table
     assert shown.startswith(f"5 rows: {data}:31 (json: invalid JSON") and f"{data}:32 (messages: missing" in shown
     assert f"{data}:4 x1 (messages[0].content: holds the chat template's control token" in shown
+
+
+@pytest.mark.parametrize("mode", ["between-steps", "automatic"])
+def test_python_s_collector_runs_between_steps_never_inside_one(base, tmp_path, monkeypatch, mode):
+    """A collection pass stops the host while the GPU drains its queue, so by default none starts inside a
+    step (forward, backward, optimizer), only at its end; Python's own policy (automatic) starts them anywhere.
+    Both count every pass into the metrics."""
+    import gc
+
+    from lineage.training import python_gc
+
+    where, state = [], {"training": False, "step end": False}
+    enter, after_step, leave = (
+        python_gc.StepCollector.__enter__,
+        python_gc.StepCollector.after_step,
+        python_gc.StepCollector.__exit__,
+    )
+
+    def entered(self):
+        result = enter(self)  # its own pass at setup is not the loop's
+        state["training"] = True
+        return result
+
+    def ended_step(self):
+        state["step end"] = True
+        try:
+            after_step(self)
+        finally:
+            state["step end"] = False
+
+    def left(self, *exc):
+        state["training"] = False
+        return leave(self, *exc)
+
+    def record(phase, info):
+        if phase == "start" and state["training"]:
+            where.append("step end" if state["step end"] else "inside a step")
+
+    monkeypatch.setattr(python_gc.StepCollector, "__enter__", entered)
+    monkeypatch.setattr(python_gc.StepCollector, "after_step", ended_step)
+    monkeypatch.setattr(python_gc.StepCollector, "__exit__", left)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50)  # automatic passes every few allocations, so a step would see many
+    gc.callbacks.append(record)
+    try:
+        out = tmp_path / "out"
+        run_in_process("train_sft", train_args(base["base"], base["sft"], out, steps=3, python_gc=mode))
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*thresholds)
+    if mode == "between-steps":
+        assert where == ["step end"] * 3
+    else:
+        assert where.count("inside a step") > 10
+    rows = metrics(tmp_path / "out.metrics.jsonl")
+    assert sum(r["python_gc_collections"] for r in rows) >= 3
