@@ -16,6 +16,7 @@ from _training_fixtures import build_base, metrics, run_in_process, train_args, 
 
 from lineage.checkpoint import init_root, verify_checkpoint
 from lineage.io import DataError, sha256_file
+from lineage.training.python_gc import CollectionTimer
 
 
 def score(init, pairs, out, max_length=256):
@@ -84,7 +85,7 @@ def test_reference_lines_in_another_order_train_the_same(run):
     shuffled = run["root"] / "reference_shuffled.jsonl"
     shuffled.write_text("\n".join([lines[0], *body]) + "\n")
     run_in_process("train_dpo", dpo_args(run, run["root"] / "dpo_shuffled", shuffled))
-    timing = {"step_time_s", "tok_per_s", "mfu", "mfu_without_attention", "peak_mem_gib"}
+    timing = {"step_time_s", "tok_per_s", "mfu", "mfu_without_attention", "peak_mem_gib", *CollectionTimer().take()}
     assert [
         {k: v for k, v in m.items() if k not in timing} for m in metrics(run["root"] / "dpo_shuffled.metrics.jsonl")
     ] == [{k: v for k, v in m.items() if k not in timing} for m in run["metrics"]]
