@@ -348,9 +348,9 @@ def test_rows_that_must_not_train_are_dropped_and_named(base, tmp_path):
 
 @pytest.mark.parametrize("mode", ["between-steps", "automatic"])
 def test_python_s_collector_runs_between_steps_never_inside_one(base, tmp_path, monkeypatch, mode):
-    """A collection pass stops the host while the GPU drains its queue, so by default none starts inside a
-    step (forward, backward, optimizer), only at its end; Python's own policy (automatic) starts them anywhere.
-    Both count every pass into the metrics."""
+    """A collection pass stops the host while the GPU drains its queue: with --python-gc between-steps none
+    starts inside a step (forward, backward, optimizer), only at its end; Python's own policy (automatic, the
+    default) starts them anywhere. Both count every pass into the metrics."""
     import gc
 
     from lineage.training import python_gc
