@@ -100,21 +100,9 @@ def train(
     """
     lock = _lock_state(options.state_dir, env)
     try:
-        with StopRequest() as stop, StepCollector(options.python_gc) as collector:
+        with StopRequest() as stop:
             return _train(
-                options,
-                recipe,
-                env,
-                model,
-                optimizer,
-                step_data,
-                loss_fn,
-                stat_names,
-                shown,
-                params,
-                recipe_hash,
-                stop,
-                collector,
+                options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash, stop
             )
     finally:
         if lock is not None:
@@ -154,7 +142,6 @@ def _train(
     params,
     recipe_hash,
     stop: StopRequest,
-    collector: StepCollector,
 ) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
@@ -174,129 +161,131 @@ def _train(
     peak = peak_flops(env.device, recipe.precision, options.peak_flops)
     names = ("loss", *stat_names)
 
-    began = time.perf_counter()
-    saved_at = began
-    upcoming = step_data(start) if start < recipe.steps else None
-    for step in range(start, recipe.steps):
-        t0 = time.perf_counter()
-        lr = recipe.lr * lr_multiplier(
-            step,
-            steps=recipe.steps,
-            warmup=recipe.warmup_steps,
-            schedule=recipe.schedule,
-            min_ratio=recipe.min_lr_ratio,
-        )
-        set_lr(optimizer, lr)
-        data = upcoming
-        counts = all_reduce_sum(
-            torch.tensor(
-                [
-                    data.normalizer,
-                    data.tokens,
-                    data.tokens if data.head_tokens is None else data.head_tokens,
-                    data.attention_pairs,
-                    stop.requested is not None,
-                    _minutes_since(saved_at) >= (options.save_every_minutes or math.inf),
-                ],
-                dtype=torch.float64,
-                device=env.device,
-            )
-        )
-        normalizer, tokens, head_tokens, pairs = (int(c) for c in counts[:4])
-        if counts[4] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
-            _stop(
-                options,
-                recipe.steps,
-                env,
-                model,
-                optimizer,
-                state_dir,
+    with StepCollector(options.python_gc) as collector:
+        began = time.perf_counter()
+        saved_at = began
+        upcoming = step_data(start) if start < recipe.steps else None
+        for step in range(start, recipe.steps):
+            t0 = time.perf_counter()
+            lr = recipe.lr * lr_multiplier(
                 step,
-                {"recipe_hash": recipe_hash, "totals": totals},
-                stop,
-                saver,
+                steps=recipe.steps,
+                warmup=recipe.warmup_steps,
+                schedule=recipe.schedule,
+                min_ratio=recipe.min_lr_ratio,
             )
-        if (
-            saver is not None
-            and step > start
-            and (counts[5] > 0 or (options.save_every and step % options.save_every == 0))
-        ):
-            # the state after `step` steps, written while this step runs; never the last step's (the checkpoint is)
-            pending = saver.save(step, model, optimizer, {"recipe_hash": recipe_hash, "totals": totals})
-            saved_at = time.perf_counter()
-            print0(f"saving state of step {step} to {pending} in the background")
-        sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
-        for index, micro in enumerate(data.micro_batches):
-            last = index == len(data.micro_batches) - 1
-            if isinstance(model, FSDPModule):  # hybrid sharding: gradients cross nodes once, after the last
-                model.set_requires_all_reduce(last)
-                if options.accumulate == "unsharded":
-                    accumulate_unsharded(model, last)
-            micro = {
-                key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
-                for key, value in micro.items()
-            }
-            with record_function("forward"):
-                loss_sum, stats = loss_fn(model, micro)
-            with record_function("backward"):
-                (loss_sum / max(normalizer, 1)).backward()
-            sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
-        with record_function("optimizer"):
-            grad_norm = clip_grad_norm(model, recipe.grad_clip, optimizer)  # on the device: reading it now would wait
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        with record_function("next step's data"):
-            upcoming = step_data(step + 1) if step + 1 < recipe.steps else None  # packed while the GPU works
-        with record_function("python gc"):
-            collector.after_step()  # while the GPU works too, not in the middle of a backward
-        means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
-        grad_norm = float(grad_norm)
-        if env.device.type == "cuda":
-            torch.cuda.synchronize(env.device)
-        dt = time.perf_counter() - t0
+            set_lr(optimizer, lr)
+            data = upcoming
+            counts = all_reduce_sum(
+                torch.tensor(
+                    [
+                        data.normalizer,
+                        data.tokens,
+                        data.tokens if data.head_tokens is None else data.head_tokens,
+                        data.attention_pairs,
+                        stop.requested is not None,
+                        _minutes_since(saved_at) >= (options.save_every_minutes or math.inf),
+                    ],
+                    dtype=torch.float64,
+                    device=env.device,
+                )
+            )
+            normalizer, tokens, head_tokens, pairs = (int(c) for c in counts[:4])
+            if counts[4] > 0:  # some rank was asked to stop: all stop here, before this step changes anything
+                _stop(
+                    options,
+                    recipe.steps,
+                    env,
+                    model,
+                    optimizer,
+                    state_dir,
+                    step,
+                    {"recipe_hash": recipe_hash, "totals": totals},
+                    stop,
+                    saver,
+                )
+            if (
+                saver is not None
+                and step > start
+                and (counts[5] > 0 or (options.save_every and step % options.save_every == 0))
+            ):
+                # the state after `step` steps, written while this step runs; never the last step's (the checkpoint is)
+                pending = saver.save(step, model, optimizer, {"recipe_hash": recipe_hash, "totals": totals})
+                saved_at = time.perf_counter()
+                print0(f"saving state of step {step} to {pending} in the background")
+            sums = torch.zeros(len(names), dtype=torch.float64, device=env.device)
+            for index, micro in enumerate(data.micro_batches):
+                last = index == len(data.micro_batches) - 1
+                if isinstance(model, FSDPModule):  # hybrid sharding: gradients cross nodes once, after the last
+                    model.set_requires_all_reduce(last)
+                    if options.accumulate == "unsharded":
+                        accumulate_unsharded(model, last)
+                micro = {
+                    key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
+                    for key, value in micro.items()
+                }
+                with record_function("forward"):
+                    loss_sum, stats = loss_fn(model, micro)
+                with record_function("backward"):
+                    (loss_sum / max(normalizer, 1)).backward()
+                sums += torch.stack([loss_sum.detach(), *(stats[name].detach() for name in stat_names)]).double()
+            with record_function("optimizer"):
+                # on the device: reading it now would wait
+                grad_norm = clip_grad_norm(model, recipe.grad_clip, optimizer)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            with record_function("next step's data"):
+                upcoming = step_data(step + 1) if step + 1 < recipe.steps else None  # packed while the GPU works
+            with record_function("python gc"):
+                collector.after_step()  # while the GPU works too, not in the middle of a backward
+            means = (all_reduce_sum(sums) / max(normalizer, 1)).tolist()
+            grad_norm = float(grad_norm)
+            if env.device.type == "cuda":
+                torch.cuda.synchronize(env.device)
+            dt = time.perf_counter() - t0
 
-        values = dict(zip(names, means, strict=True))
-        tokens_per_s = tokens / dt
-        peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
-        mfu_value = mfu(params.step_flops(tokens, head_tokens, pairs) / dt, env.world_size, peak)
-        mfu_matmuls = mfu(params.step_flops(tokens, head_tokens) / dt, env.world_size, peak)  # no attention scores
-        totals["tokens"] += tokens
-        totals["normalizer"] += normalizer
-        totals["final_loss"] = values["loss"]
-        print0(
-            step_line(
-                step + 1,
-                recipe.steps,
-                values["loss"],
-                lr,
-                grad_norm,
-                tokens_per_s,
-                mfu_value,
-                {name: values[name] for name in shown},
-                peak_mem,
-                elapsed_s=time.perf_counter() - began,
-                eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),
+            values = dict(zip(names, means, strict=True))
+            tokens_per_s = tokens / dt
+            peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
+            mfu_value = mfu(params.step_flops(tokens, head_tokens, pairs) / dt, env.world_size, peak)
+            mfu_matmuls = mfu(params.step_flops(tokens, head_tokens) / dt, env.world_size, peak)  # no attention scores
+            totals["tokens"] += tokens
+            totals["normalizer"] += normalizer
+            totals["final_loss"] = values["loss"]
+            print0(
+                step_line(
+                    step + 1,
+                    recipe.steps,
+                    values["loss"],
+                    lr,
+                    grad_norm,
+                    tokens_per_s,
+                    mfu_value,
+                    {name: values[name] for name in shown},
+                    peak_mem,
+                    elapsed_s=time.perf_counter() - began,
+                    eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),
+                )
             )
-        )
-        metrics.write(
-            {
-                "step": step + 1,
-                **values,
-                "lr": lr,
-                "grad_norm": grad_norm,
-                "tokens": tokens,
-                "normalizer": normalizer,
-                "tok_per_s": tokens_per_s,
-                "mfu": mfu_value,
-                "mfu_without_attention": mfu_matmuls,
-                "step_time_s": dt,
-                "peak_mem_gib": peak_mem,
-                **collector.timer.take(),
-            }
-        )
-        if saver is not None and saver.poll() is not None:
-            last_saved = f"the saved state of step {int(saver.published.name[len('step_') :])} ({saver.published})"
-        check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
+            metrics.write(
+                {
+                    "step": step + 1,
+                    **values,
+                    "lr": lr,
+                    "grad_norm": grad_norm,
+                    "tokens": tokens,
+                    "normalizer": normalizer,
+                    "tok_per_s": tokens_per_s,
+                    "mfu": mfu_value,
+                    "mfu_without_attention": mfu_matmuls,
+                    "step_time_s": dt,
+                    "peak_mem_gib": peak_mem,
+                    **collector.timer.take(),
+                }
+            )
+            if saver is not None and saver.poll() is not None:
+                last_saved = f"the saved state of step {int(saver.published.name[len('step_') :])} ({saver.published})"
+            check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
     if saver is not None:
         saver.wait()
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
