@@ -41,7 +41,7 @@ class JobOptions:
     keep_states: int
     device: str
     peak_flops: float | None
-    python_gc: str = "automatic"
+    python_gc: str
     extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 

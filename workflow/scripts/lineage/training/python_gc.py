@@ -56,17 +56,18 @@ class StepCollector:
     """Python's garbage collection for a training loop (see the module's docstring); a context manager
     that restores the interpreter's own policy on exit."""
 
-    def __init__(self, mode: str = "automatic") -> None:
+    def __init__(self, mode: str) -> None:
         if mode not in GC_MODES:
             raise ValueError(f"python gc mode {mode!r}: expected one of {', '.join(GC_MODES)}")
         self.mode = mode
         self.timer = CollectionTimer()
-        self._was_enabled = gc.isenabled()
+        self._was_enabled = True
         self._steps = 0
 
     def __enter__(self) -> StepCollector:
         gc.callbacks.append(self.timer)
         if self.mode == "between-steps":
+            self._was_enabled = gc.isenabled()  # as it is when the loop starts, restored at its end
             gc.disable()
             _collect_and_freeze()
             self.timer.take()  # the setup's pass is not a step's
