@@ -14,6 +14,10 @@ Run as (one GPU, mamba-ssm and causal-conv1d importable):
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
+import io
+import pstats
 import statistics
 import time
 
@@ -25,6 +29,11 @@ def parse_args(argv=None):
     parser.add_argument("--lengths", default="25344,27648,25600,26624", help="pack lengths in tokens, comma-separated")
     parser.add_argument("--repeats", type=int, default=6, help="backward calls timed per length")
     parser.add_argument("--row-tokens", type=int, default=437, help="mean row length of a pack (the sample's)")
+    parser.add_argument(
+        "--host-profile",
+        action="store_true",
+        help="print where the host spends a length's first and slowest later call",
+    )
     return parser.parse_args(argv)
 
 
@@ -62,24 +71,34 @@ def card_mixer_inputs(length: int, mean_row: int) -> dict:
     )
 
 
-def time_backward(inputs: dict, repeats: int) -> list[tuple[float, float]]:
-    """(host ms, GPU ms) of each backward call, the GPU idle before each."""
+def time_backward(inputs: dict, repeats: int, profiled: bool) -> tuple[list[tuple[float, float]], list]:
+    """(host ms, GPU ms) of each backward call, the GPU idle before each, and (`profiled`) each call's host profile."""
     from mamba_ssm.ops.triton.ssd_combined import mamba_split_conv1d_scan_combined
 
-    timings = []
+    timings, profiles = [], []
     for _ in range(repeats):
         out = mamba_split_conv1d_scan_combined(**inputs)
         grad = torch.ones_like(out)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
+        profile = cProfile.Profile() if profiled else contextlib.nullcontext()
         began = time.perf_counter()
         start.record()
-        out.backward(grad)
+        with profile:
+            out.backward(grad)
         end.record()
         host = time.perf_counter() - began
         torch.cuda.synchronize()
         timings.append((1e3 * host, start.elapsed_time(end)))
-    return timings
+        profiles.append(profile)
+    return timings, profiles
+
+
+def hot_functions(profile: cProfile.Profile, top: int = 8) -> str:
+    """The call's functions by own host time (cProfile), most first."""
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(top)
+    return text.getvalue().split("\n\n", 2)[-1].rstrip()
 
 
 def main() -> None:
@@ -91,8 +110,13 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for length in (int(n) for n in args.lengths.split(",")):
         inputs = card_mixer_inputs(length, args.row_tokens)
-        (first_host, first_gpu), *later = time_backward(inputs, args.repeats)
+        timings, profiles = time_backward(inputs, args.repeats, args.host_profile)
+        (first_host, first_gpu), *later = timings
         hosts, gpus = [h for h, _ in later], [g for _, g in later]
+        if args.host_profile:
+            slowest = 1 + hosts.index(max(hosts))
+            for label, index in (("first call", 0), (f"slowest later call ({max(hosts):.2f} ms)", slowest)):
+                print(f"\n{length:,} tokens, {label}:\n{hot_functions(profiles[index])}\n", flush=True)
         rows = int(inputs["seq_idx"].max()) + 1
         print(
             f"| {length:,} | {rows} | {first_host:.2f} / {first_gpu:.2f} | {statistics.median(hosts):.2f}, "

@@ -272,10 +272,14 @@ def gc_summary(timed: list[dict]) -> str:
     """Python's collections in the timed steps (the trainer's metrics count them, whatever started them)."""
     if not timed or "python_gc_ms" not in timed[0]:
         return ""
-    per_step = statistics.median(r["python_gc_ms"] for r in timed)
+    median = statistics.median(r["python_gc_ms"] for r in timed)
+    total = sum(r["python_gc_ms"] for r in timed)
     passes = sum(r["python_gc_collections"] for r in timed)
     longest = max(r["python_gc_longest_ms"] for r in timed)
-    return f" | python gc {per_step:.1f} ms/step ({passes} passes in {len(timed)} steps, longest {longest:.1f} ms)"
+    return (
+        f" | python gc {median:.1f} ms a step (median), {total:.0f} ms in {len(timed)} steps "
+        f"({passes} passes, longest {longest:.1f} ms)"
+    )
 
 
 def main(own, args, recipe) -> int:

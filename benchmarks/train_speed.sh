@@ -169,6 +169,10 @@ case $PART in
         # the 64-row share with the allocator's fixed segments (what training jobs used before growing ones)
         rk_full_32k_liger_64_fixed_segments) PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False ours $run on $nemo \
           $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --global-batch-rows 64 --steps 8 --timed-from 3 ;;
+        # the share with the head's loss on our chunked in-place kernel: no `.item()` at the head, so the backward
+        # starts with the forward's queued work to hide its launches behind (liger and cce count on the host)
+        rk_full_32k_inplace_chunked_64) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile \
+          --activation-checkpointing --global-batch-rows 64 --steps 8 --timed-from 3 --fused-loss inplace_chunked ;;
         # the same share at the smaller packs (the planner's per-pack MFU table; DPO's packs are 16,384)
         rk_full_4k_liger_64) rank_share $run 4096 ;;
         rk_full_8k_liger_64) rank_share $run 8192 ;;

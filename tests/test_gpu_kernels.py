@@ -143,7 +143,7 @@ def test_compiled_blocks_give_the_eager_loss_and_gradients(checkpointing):
 @pytest.mark.parametrize(
     "fused",
     [name for name, package in head_loss.KERNEL_PACKAGES.items() if importlib.util.find_spec(package) is not None]
-    + ["compiled", "inplace"],
+    + ["compiled", "inplace", "inplace_chunked"],  # 6,000 positions: chunks of 2,048 and a ragged last one
 )
 def test_a_fused_head_loss_gives_the_unfused_loss_and_gradients(fused):
     torch.manual_seed(0)

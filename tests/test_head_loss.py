@@ -44,7 +44,9 @@ def grads(model) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("family", ["llama", "nemotron_h"])  # tied and untied heads
-@pytest.mark.parametrize("implementation,chunk", [("logits", 0), ("chunked", 4), ("compiled", 0), ("inplace", 0)])
+@pytest.mark.parametrize(
+    "implementation,chunk", [("logits", 0), ("chunked", 4), ("compiled", 0), ("inplace", 0), ("inplace_chunked", 0)]
+)
 def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implementation, chunk):
     model = tiny(family)
     input_ids, labels = batch()
@@ -64,7 +66,7 @@ def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implem
         assert (got[name] - grad).norm() <= 1e-6 * grad.norm(), name
 
 
-@pytest.mark.parametrize("implementation", ["compiled", "inplace"])
+@pytest.mark.parametrize("implementation", ["compiled", "inplace", "inplace_chunked"])
 def test_a_scaled_loss_scales_the_head_gradients(implementation):
     """The trainer backpropagates loss_sum / trained tokens: the in-place gradient must take that factor."""
     torch.manual_seed(0)
@@ -80,11 +82,41 @@ def test_a_scaled_loss_scales_the_head_gradients(implementation):
         assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 3, 7, 100])  # one position a chunk, a ragged last chunk, one chunk
+def test_the_chunked_in_place_loss_finishes_every_chunks_gradients(chunk_rows):
+    from lineage.training.inplace_cross_entropy import head_cross_entropy_sum_chunked
+
+    torch.manual_seed(0)
+    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
+    targets = torch.randint(0, 11, (7,))
+    expected = F.cross_entropy(hidden @ weight.T, targets, reduction="sum")
+    expected_grads = torch.autograd.grad(expected / 3, (hidden, weight))
+    loss = head_cross_entropy_sum_chunked(hidden, weight, targets, chunk_rows)
+    grads = torch.autograd.grad(loss / 3, (hidden, weight))
+    assert torch.allclose(loss.double(), expected, rtol=1e-6)  # summed in fp32
+    for got, want in zip(grads, expected_grads, strict=True):
+        assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_positions_found_on_the_host_are_used_as_given(monkeypatch):
+    """The trainer passes the labelled positions it found while building the batch: the head must not search again
+    (on a GPU that search holds the host until the forward has run)."""
+    model = tiny("llama")
+    input_ids, labels = batch()
+    expected = reference_loss(model, input_ids, labels)
+    head_loss.attach(model, "inplace_chunked")
+    positions = head_loss.find_loss_positions(labels)
+    monkeypatch.setattr(head_loss, "find_loss_positions", lambda labels: pytest.fail("searched the labels again"))
+    loss = model(input_ids=input_ids, labels=labels, loss_positions=positions, use_cache=False)
+    assert torch.allclose(loss.double(), expected, rtol=1e-6)
+
+
 def test_only_labelled_positions_reach_the_head():
     labels = torch.full((2, 6), IGNORE_INDEX)
     labels[0, 2:4] = 5  # targets at 2, 3: predicted from positions 1, 2
     labels[1, 5] = 7  # predicted from position 5 of row 1 = flat index 6 + 4
-    assert head_loss.loss_positions(labels).tolist() == [1, 2, 10]
+    assert head_loss.find_loss_positions(labels).tolist() == [1, 2, 10]
 
 
 def test_a_micro_batch_without_targets_gives_zero_and_still_touches_the_head():
@@ -112,6 +144,7 @@ def test_kernel_libraries_are_refused_where_they_cannot_run(monkeypatch):
     head_loss.check_available("compiled", torch.device("cpu"))
     assert head_loss.choose("compiled", 0) == "compiled"
     head_loss.check_available("inplace", torch.device("cpu"))  # torch ops where Triton does not run
+    head_loss.check_available("inplace_chunked", torch.device("cpu"))
 
 
 def test_a_model_that_rescales_its_logits_is_refused():

@@ -14,7 +14,8 @@ and counted exactly, as this project trains:
   cross-entropy the fp32 part of one chunk only); with --fused-loss liger or cce none of them, only
   the head's fp32 gradient accumulator and one chunk; with --fused-loss compiled the bf16 logits
   and their bf16 gradient (4 bytes x tokens x vocab); with --fused-loss inplace one bf16 buffer that
-  holds the logits, then their gradient (2 bytes x tokens x vocab);
+  holds the logits, then their gradient (2 bytes x tokens x vocab); with inplace_chunked the head's
+  fp32 gradient, one chunk's bf16 logits and the hidden states' bf16 gradient;
 - a fixed 1 GiB for the CUDA context and allocator slack.
 
 `check()` holds the model against the peaks measured on one H200 (measured.MEASURED).
@@ -29,6 +30,7 @@ from transformers import AutoModelForCausalLM
 
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params, routed_experts
 from lineage.training.fsdp import blocks
+from lineage.training.inplace_cross_entropy import CHUNK_ROWS
 from lineage.training.recipe import FUSED_LOSSES
 from planning.measured import MEASURED, Measured
 
@@ -208,6 +210,10 @@ def _loss_bytes(model, micro_tokens: int, loss_share: float, fused_loss: str, ce
         return 4 * loss_tokens * vocab
     if fused_loss == "inplace":  # one bf16 buffer: the logits, then their gradient written over them
         return 2 * loss_tokens * vocab
+    if (
+        fused_loss == "inplace_chunked"
+    ):  # the head's fp32 gradient, one chunk's bf16 logits, the hidden states' gradient
+        return 4 * vocab * hidden + 2 * min(CHUNK_ROWS, loss_tokens) * vocab + 2 * loss_tokens * hidden
     if ce_chunk_tokens:  # the bf16 logits, but only one chunk's fp32 copy and gradient
         return (2 * loss_tokens + 8 * min(ce_chunk_tokens, loss_tokens)) * vocab
     return 10 * loss_tokens * vocab

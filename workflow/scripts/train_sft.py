@@ -113,6 +113,8 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
         else:
             groups = rank_rows(order, step, plan, env.rank)
             micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
+        for m in micro:  # found here, on the host: on the GPU the count would hold the host until the forward ran
+            m["loss_positions"] = head_loss.find_loss_positions(m["labels"])
         trained = sum(trained_token_count(m["labels"]) for m in micro)
         step_lengths = [lengths[i] for ids in groups for i in ids]
         return StepData(
@@ -142,7 +144,8 @@ def sft_loss(recipe: SftRecipe, boundaries: tuple[str, ...] = ()):
     varlen = packed_attention.takes_boundaries(recipe)
 
     def loss_fn(model, micro):
-        return model(**backbone_inputs(micro, boundaries, varlen), labels=micro["labels"]), {}
+        inputs = backbone_inputs(micro, boundaries, varlen)
+        return model(**inputs, labels=micro["labels"], loss_positions=micro.get("loss_positions")), {}
 
     return loss_fn
 

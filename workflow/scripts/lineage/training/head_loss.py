@@ -21,6 +21,12 @@ by one of these implementations, all the same sum over the same positions, the s
   position's loss and writes its gradient over its logits in the forward pass
   (lineage.training.inplace_cross_entropy; off CUDA the same steps in torch ops): the logits are
   read twice and written once, and the backward is the head's two matrix products.
+- inplace_chunked: the same kernel over 2,048 positions at a time, each chunk's gradients finished
+  in the forward pass (the head's summed in fp32) and its logits freed: no logits kept, as with
+  liger, and unlike liger and cce nothing read back to the host.
+
+The positions with a loss come from the host (`loss_positions`, computed where the batch is built)
+when the caller passes them; otherwise they are found on the device, which waits for the forward.
 
 `attach_logprobs` does the same for DPO, which needs each position's log-probability rather than
 their sum: logits, chunked, compiled and inplace (its backward scaled per position), never
@@ -44,7 +50,12 @@ from torch.utils.checkpoint import checkpoint
 from lineage.chat import IGNORE_INDEX
 
 KERNEL_PACKAGES = {"liger": "liger_kernel", "cce": "cut_cross_entropy"}
-PACKAGE_FREE = ("none", "compiled", "inplace")  # torch alone (inplace: Triton, which CUDA builds of torch ship)
+PACKAGE_FREE = (
+    "none",
+    "compiled",
+    "inplace",
+    "inplace_chunked",
+)  # torch alone (inplace: Triton, which CUDA builds of torch ship)
 # config attributes that change logits after the head: the fused kernels would skip them
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
@@ -109,6 +120,12 @@ def _inplace(hidden, weight, targets, chunk_tokens):
     return head_cross_entropy_sum(hidden, weight, targets)
 
 
+def _inplace_chunked(hidden, weight, targets, chunk_tokens):
+    from lineage.training.inplace_cross_entropy import head_cross_entropy_sum_chunked
+
+    return head_cross_entropy_sum_chunked(hidden, weight, targets)
+
+
 _FUNCTIONS: dict[str, Callable] = {
     "logits": _logits,
     "chunked": _chunked,
@@ -116,6 +133,7 @@ _FUNCTIONS: dict[str, Callable] = {
     "cce": _cce,
     "compiled": _compiled,
     "inplace": _inplace,
+    "inplace_chunked": _inplace_chunked,
 }
 IMPLEMENTATIONS = tuple(_FUNCTIONS)
 
@@ -163,8 +181,11 @@ def plain_head(model: torch.nn.Module) -> torch.nn.Module:
     return head
 
 
-def loss_positions(labels: torch.Tensor) -> torch.Tensor:
-    """Flat indices of the positions whose next token is a target (labels unshifted, as the data gives them)."""
+def find_loss_positions(labels: torch.Tensor) -> torch.Tensor:
+    """Flat indices of the positions whose next token is a target (labels unshifted, as the data gives them).
+
+    On a GPU the count is data-dependent, so the host waits for the labels; batches built on the host
+    pass these in (`loss_positions`) instead."""
     rows, columns = (labels[:, 1:] != IGNORE_INDEX).nonzero(as_tuple=True)
     return rows * labels.shape[1] + columns
 
@@ -183,9 +204,11 @@ def attach(model: torch.nn.Module, implementation: str, chunk_tokens: int = 0) -
     backbone = model.get_decoder()
     function = _FUNCTIONS[implementation]
 
-    def forward(input_ids: torch.Tensor, labels: torch.Tensor, **kwargs) -> torch.Tensor:
+    def forward(
+        input_ids: torch.Tensor, labels: torch.Tensor, loss_positions: torch.Tensor | None = None, **kwargs
+    ) -> torch.Tensor:
         hidden = backbone(input_ids=input_ids, **kwargs).last_hidden_state
-        positions = loss_positions(labels)
+        positions = find_loss_positions(labels) if loss_positions is None else loss_positions
         scale = 1.0
         if positions.numel() == 0:
             positions, scale = positions.new_zeros(1), 0.0

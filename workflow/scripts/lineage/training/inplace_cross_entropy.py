@@ -25,6 +25,7 @@ except ImportError:  # CPU builds of torch ship without Triton
 
 BLOCK = 32768  # columns per loop iteration: 64 KB of bf16 per program, 32 warps
 WARPS = 32
+CHUNK_ROWS = 2048  # positions whose bf16 logits are alive at once in the chunked loss (512 MiB at 131k)
 
 
 def _loss_and_softmax_grad_torch_(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -110,6 +111,63 @@ class HeadCrossEntropy(torch.autograd.Function):
 def head_cross_entropy_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The summed fp32 cross-entropy of the head's logits at these positions."""
     return HeadCrossEntropy.apply(hidden, weight, targets)
+
+
+def _accumulate_product_(total: torch.Tensor, left: torch.Tensor, right: torch.Tensor) -> None:
+    """total += left @ right in `total`'s type (fp32 sums of bf16 operands on CUDA: one kernel, no temporary)."""
+    if total.is_cuda and total.dtype == torch.float32 and left.dtype in (torch.bfloat16, torch.float16):
+        torch.addmm(total, left, right, out_dtype=torch.float32, out=total)
+    else:
+        total.add_(left @ right)
+
+
+class HeadCrossEntropyChunked(torch.autograd.Function):
+    """sum_i CE(hidden_i @ weight.T, target_i), its gradients finished in the forward pass, chunk by chunk.
+
+    The loss is a sum, so its incoming gradient is one number: each chunk's logits become their
+    gradient in place and go straight into the head's two products (the hidden states' gradient,
+    the weight's summed in fp32 over the chunks), then are freed; the backward only scales. No
+    logits outlive their chunk, and nothing is read back to the host (kernel libraries count the
+    trained positions with `.item()`, which holds the host until the GPU has run the whole forward,
+    so the backward starts with no queued work to hide its launches behind).
+    """
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int):
+        want_hidden, want_weight = ctx.needs_input_grad[:2]
+        grad_hidden = torch.empty_like(hidden) if want_hidden else None
+        wide = torch.promote_types(weight.dtype, torch.float32)  # the sums' type: fp32, or the weights' if wider
+        grad_weight = torch.zeros(weight.shape, dtype=wide, device=weight.device) if want_weight else None
+        total = hidden.new_zeros((), dtype=wide)
+        for start in range(0, len(targets), chunk_rows):
+            rows = slice(start, start + chunk_rows)
+            logits = F.linear(hidden[rows], weight)  # bf16 under autocast: the chunk's gradient buffer next
+            total = total + loss_and_grad_(logits, targets[rows]).sum()
+            if want_hidden:
+                grad_hidden[rows] = logits @ weight.to(logits.dtype)
+            if want_weight:
+                _accumulate_product_(grad_weight, logits.t(), hidden[rows].to(logits.dtype))
+        ctx.weight_dtype = weight.dtype
+        ctx.save_for_backward(grad_hidden, grad_weight)
+        return total
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    def backward(ctx, grad_loss: torch.Tensor):
+        grad_hidden, grad_weight = ctx.saved_tensors  # scaled in place: no second fp32 copy of the head's size
+        if grad_hidden is not None:
+            grad_hidden = grad_hidden.mul_(grad_loss.to(grad_hidden.dtype))
+        if grad_weight is not None:
+            grad_weight = grad_weight.mul_(grad_loss).to(ctx.weight_dtype)
+        return grad_hidden, grad_weight, None, None
+
+
+def head_cross_entropy_sum_chunked(
+    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int = CHUNK_ROWS
+) -> torch.Tensor:
+    """The summed fp32 cross-entropy of the head's logits at these positions, `chunk_rows` positions at a time."""
+    return HeadCrossEntropyChunked.apply(hidden, weight, targets, chunk_rows)
 
 
 class HeadTokenLogprobs(torch.autograd.Function):

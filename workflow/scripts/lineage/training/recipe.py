@@ -26,7 +26,7 @@ from lineage.cli import json_object
 SCHEDULES = ("cosine", "constant", "linear")
 PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen", "fa4")
-FUSED_LOSSES = ("none", "liger", "cce", "compiled", "inplace")
+FUSED_LOSSES = ("none", "liger", "cce", "compiled", "inplace", "inplace_chunked")
 EXPERTS = ("grouped_mm", "eager")
 DPO_FUSED_LOSSES = ("none", "compiled", "inplace")  # those that give per-token log-probs
 
@@ -95,7 +95,9 @@ class TrainRecipe:
         "logits: liger (liger-kernel) or cce (cut-cross-entropy), CUDA only; or "
         "compiled (the head's bf16 logits, then a torch.compile'd cross-entropy: "
         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
-        "that writes the loss's gradient over them in the forward pass, CUDA only)",
+        "that writes the loss's gradient over them in the forward pass, CUDA only); "
+        "or inplace_chunked (that kernel 2,048 positions at a time, each chunk's "
+        "gradients finished in the forward pass: no logits kept, no wait for the GPU; SFT only)",
         choices=FUSED_LOSSES,
     )
     experts: str = setting(
