@@ -66,9 +66,17 @@ def test_the_attached_forward_gives_the_models_loss_and_gradients(family, implem
         assert (got[name] - grad).norm() <= 1e-6 * grad.norm(), name
 
 
-@pytest.mark.parametrize("implementation", ["compiled", "inplace", "inplace_chunked"])
-def test_a_scaled_loss_scales_the_head_gradients(implementation):
-    """The trainer backpropagates loss_sum / trained tokens: the in-place gradient must take that factor."""
+@pytest.mark.parametrize(
+    "implementation,chunk_rows",
+    # the chunked loss: one position a chunk, a ragged last chunk, exactly one chunk, its default
+    [("compiled", None), ("inplace", None)] + [("inplace_chunked", rows) for rows in (1, 3, 7, None)],
+)
+def test_a_scaled_loss_scales_the_head_gradients(implementation, chunk_rows, monkeypatch):
+    """The trainer backpropagates loss_sum / trained tokens: a gradient prepared in the forward must take that factor."""
+    from lineage.training import inplace_cross_entropy
+
+    if chunk_rows is not None:
+        monkeypatch.setattr(inplace_cross_entropy, "CHUNK_ROWS", chunk_rows)
     torch.manual_seed(0)
     hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
     weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
@@ -78,23 +86,6 @@ def test_a_scaled_loss_scales_the_head_gradients(implementation):
     loss = head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0)
     grads = torch.autograd.grad(loss * 0.37, (hidden, weight))
     assert torch.allclose(loss, expected, rtol=1e-12)
-    for got, want in zip(grads, expected_grads, strict=True):
-        assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("chunk_rows", [1, 3, 7, 100])  # one position a chunk, a ragged last chunk, one chunk
-def test_the_chunked_in_place_loss_finishes_every_chunks_gradients(chunk_rows):
-    from lineage.training.inplace_cross_entropy import head_cross_entropy_sum_chunked
-
-    torch.manual_seed(0)
-    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
-    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
-    targets = torch.randint(0, 11, (7,))
-    expected = F.cross_entropy(hidden @ weight.T, targets, reduction="sum")
-    expected_grads = torch.autograd.grad(expected / 3, (hidden, weight))
-    loss = head_cross_entropy_sum_chunked(hidden, weight, targets, chunk_rows)
-    grads = torch.autograd.grad(loss / 3, (hidden, weight))
-    assert torch.allclose(loss.double(), expected, rtol=1e-6)  # summed in fp32
     for got, want in zip(grads, expected_grads, strict=True):
         assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
 

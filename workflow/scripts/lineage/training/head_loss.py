@@ -121,9 +121,11 @@ def _inplace(hidden, weight, targets, chunk_tokens):
 
 
 def _inplace_chunked(hidden, weight, targets, chunk_tokens):
-    from lineage.training.inplace_cross_entropy import head_cross_entropy_sum_chunked
+    from lineage.training import inplace_cross_entropy
 
-    return head_cross_entropy_sum_chunked(hidden, weight, targets)
+    return inplace_cross_entropy.head_cross_entropy_sum_chunked(
+        hidden, weight, targets, inplace_cross_entropy.CHUNK_ROWS
+    )
 
 
 _FUNCTIONS: dict[str, Callable] = {

@@ -164,7 +164,7 @@ class HeadCrossEntropyChunked(torch.autograd.Function):
 
 
 def head_cross_entropy_sum_chunked(
-    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int = CHUNK_ROWS
+    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int
 ) -> torch.Tensor:
     """The summed fp32 cross-entropy of the head's logits at these positions, `chunk_rows` positions at a time."""
     return HeadCrossEntropyChunked.apply(hidden, weight, targets, chunk_rows)
