@@ -52,9 +52,9 @@ ours() {  # name, kernels (on|off), then sft_throughput.py flags
     --tokenizer "$OUT/tokenizer" $data $optim --metrics "$M/$name.jsonl" "$@" ${EXTRA:-} 2>&1 | tee "$OUT/$name.log" \
     | grep -E "^(model|CUDA allocator|summary|memory|allocator|profile|\||GPU|Traceback|.*Error)" || echo "$name: failed (see $OUT/$name.log)"
 }
-rank_share() {  # name, pack tokens: one rank's 64-row share of the full scale's step (see rk_ below)
+rank_share() {  # name, pack tokens[, head loss]: one rank's 64-row share of the full scale's step (see rk_ below)
   ours "$1" on $nemo $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --pack-tokens "$2" \
-    --global-batch-rows 64 --steps 8 --timed-from 3
+    --global-batch-rows 64 --steps 8 --timed-from 3 --fused-loss "${3:-liger}"
 }
 trl() {  # name, then train_trl_sft.py flags
   local name=$1; shift
@@ -171,12 +171,15 @@ case $PART in
           $packed --size 30b_a3b_rank8 --compile --activation-checkpointing --global-batch-rows 64 --steps 8 --timed-from 3 ;;
         # the share with the head's loss on our chunked in-place kernel: no `.item()` at the head, so the backward
         # starts with the forward's queued work to hide its launches behind (liger and cce count on the host)
-        rk_full_32k_inplace_chunked_64) ours $run on $nemo $packed --size 30b_a3b_rank8 --compile \
-          --activation-checkpointing --global-batch-rows 64 --steps 8 --timed-from 3 --fused-loss inplace_chunked ;;
+        rk_full_32k_inplace_chunked_64) rank_share $run 32768 inplace_chunked ;;
         # the same share at the smaller packs (the planner's per-pack MFU table; DPO's packs are 16,384)
         rk_full_4k_liger_64) rank_share $run 4096 ;;
         rk_full_8k_liger_64) rank_share $run 8192 ;;
         rk_full_16k_liger_64) rank_share $run 16384 ;;
+        # the same with the full scale's head loss now (the planner's table at every pack)
+        rk_full_4k_inplace_chunked_64) rank_share $run 4096 inplace_chunked ;;
+        rk_full_8k_inplace_chunked_64) rank_share $run 8192 inplace_chunked ;;
+        rk_full_16k_inplace_chunked_64) rank_share $run 16384 inplace_chunked ;;
         # its attention layer on flash-attn-4's kernels (--packed-attention fa4)
         r_kernels_packed_compiled_ce_unsharded_512_fa4) ours $run on $nemo $packed --compile --fused-loss compiled \
           --accumulate unsharded --global-batch-rows 512 --steps 6 --packed-attention fa4 ;;
