@@ -50,12 +50,8 @@ from torch.utils.checkpoint import checkpoint
 from lineage.chat import IGNORE_INDEX
 
 KERNEL_PACKAGES = {"liger": "liger_kernel", "cce": "cut_cross_entropy"}
-PACKAGE_FREE = (
-    "none",
-    "compiled",
-    "inplace",
-    "inplace_chunked",
-)  # torch alone (inplace: Triton, which CUDA builds of torch ship)
+# torch alone (the inplace ones: Triton, which CUDA builds of torch ship)
+PACKAGE_FREE = ("none", "compiled", "inplace", "inplace_chunked")
 # config attributes that change logits after the head: the fused kernels would skip them
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
