@@ -93,6 +93,9 @@ case $PART in
         e_rank_full_16k_inplace_64) rank_share $run 16384 inplace ;;
         e_rank_full_24k_inplace_64) rank_share $run 24576 inplace ;;
         e_rank_full_32k_inplace_64) rank_share $run 32768 inplace ;;
+        # no logits kept (the backward reruns each chunk's head product): SFT's packs within the budget
+        e_rank_full_16k_inplace_chunked_64) rank_share $run 16384 inplace_chunked ;;
+        e_rank_full_32k_inplace_chunked_64) rank_share $run 32768 inplace_chunked ;;
         *) echo "unknown run $run" >&2; exit 2 ;;
       esac
     done ;;

@@ -116,7 +116,7 @@ def fast(models, implementation: str, packed: bool):
     return loss.detach(), reward_chosen, reward_rejected, {n: p.grad for n, p in policy.named_parameters()}
 
 
-@pytest.mark.parametrize("implementation", ["logits", "chunked", "inplace"])
+@pytest.mark.parametrize("implementation", ["logits", "chunked", "inplace", "inplace_chunked"])
 def test_fast_path_equals_naive_padded(models, implementation):
     _assert_same(naive(models), fast(models, implementation, packed=False), models["family"])
 

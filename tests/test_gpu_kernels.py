@@ -179,7 +179,7 @@ def test_the_in_place_kernel_gives_its_torch_ops_loss_and_gradient(vocab):
 
 
 @cuda
-@pytest.mark.parametrize("implementation", ["compiled", "inplace"])
+@pytest.mark.parametrize("implementation", ["compiled", "inplace", "inplace_chunked"])
 def test_per_position_log_probs_give_the_unfused_values_and_gradients(implementation):
     """DPO's head: each position's log-prob, backpropagated with a different weight per position."""
     torch.manual_seed(0)

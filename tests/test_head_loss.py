@@ -90,6 +90,27 @@ def test_a_scaled_loss_scales_the_head_gradients(implementation, chunk_rows, mon
         assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 3, 7, None])
+def test_chunked_per_position_log_probs_rerun_each_chunk_for_their_gradients(chunk_rows, monkeypatch):
+    """DPO's head without kept logits: each position's log-prob, then a different weight per position
+    (what dL/dlogp is in DPO) through the backward's rerun of every chunk."""
+    from lineage.training import inplace_cross_entropy
+
+    if chunk_rows is not None:
+        monkeypatch.setattr(inplace_cross_entropy, "CHUNK_ROWS", chunk_rows)
+    torch.manual_seed(0)
+    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
+    targets = torch.randint(0, 11, (7,))
+    per_position = torch.randn(7, dtype=torch.float64)
+    results = []
+    for name in ("logits", "inplace_chunked"):
+        logprobs = head_loss._TOKEN_FUNCTIONS[name](hidden, weight, targets, 0)
+        results.append((logprobs, *torch.autograd.grad((logprobs * per_position).sum(), (hidden, weight))))
+    for got, want in zip(results[1], results[0], strict=True):
+        assert torch.allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def test_positions_found_on_the_host_are_used_as_given(monkeypatch):
     """The trainer passes the labelled positions it found while building the batch: the head must not search again
     (on a GPU that search holds the host until the forward has run)."""

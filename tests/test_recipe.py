@@ -150,12 +150,19 @@ def _full_scale(tmp_path, speed_edit=None):
 
 
 def test_dpo_runs_take_their_own_speed_keys_at_full_scale(tmp_path):
-    """SFT packs 32,768 tokens with the chunked in-place loss (no logits kept); DPO needs each token's log-probability,
-    so speed.dpo gives its runs 16,384-token packs and the compiled loss; without it DPO is refused by name."""
+    """SFT packs 32,768 tokens with the chunked in-place loss (no logits kept); speed.dpo gives DPO runs their own
+    packs and loss (16,384 and the compiled loss, as measured); a loss that gives no per-token log-probability
+    (liger) reaching DPO without speed.dpo is refused by name."""
     runs = _full_scale(tmp_path).runs
     assert (runs["sftw2"].recipe.fused_loss, runs["sftw2"].recipe.pack_tokens) == ("inplace_chunked", 32768)
     assert (runs["dpo2"].recipe.fused_loss, runs["dpo2"].recipe.pack_tokens) == ("compiled", 16384)
+    without = _full_scale(tmp_path, lambda speed: speed.pop("dpo")).runs  # the chunked loss serves DPO too
+    assert (without["dpo2"].recipe.fused_loss, without["dpo2"].recipe.pack_tokens) == ("inplace_chunked", 32768)
     from lineage.workflow.checks import ConfigError
 
-    with pytest.raises(ConfigError, match=r"runs\.dpo1 at scale full .*inplace_chunked.*speed\.dpo's keys first"):
-        _full_scale(tmp_path, lambda speed: speed.pop("dpo"))
+    def liger_without_dpo_keys(speed):
+        del speed["dpo"]
+        speed["fused_loss"] = "liger"
+
+    with pytest.raises(ConfigError, match=r"runs\.dpo1 at scale full .*liger.*speed\.dpo's keys first"):
+        _full_scale(tmp_path, liger_without_dpo_keys)

@@ -30,7 +30,8 @@ when the caller passes them; otherwise they are found on the device, which waits
 
 `attach_logprobs` does the same for DPO, which needs each position's log-probability rather than
 their sum: logits, chunked, compiled and inplace (its backward scaled per position), never
-keeping more than the bf16 logits of the positions that count (none kept with inplace).
+keeping more than the bf16 logits of the positions that count; inplace_chunked keeps none (the
+incoming gradient differs per position, so its backward reruns each chunk's head product).
 
 The forward is replaced on the instance, so FSDP2's hooks on the module still gather the head
 and the embedding around it; the caller divides the sum by the global batch's trained tokens, as
@@ -265,11 +266,18 @@ def _inplace_tokens(hidden, weight, targets, chunk_tokens):
     return head_token_logprobs(hidden, weight, targets)
 
 
+def _inplace_chunked_tokens(hidden, weight, targets, chunk_tokens):
+    from lineage.training import inplace_cross_entropy
+
+    return inplace_cross_entropy.head_token_logprobs_chunked(hidden, weight, targets, inplace_cross_entropy.CHUNK_ROWS)
+
+
 _TOKEN_FUNCTIONS: dict[str, Callable] = {
     "logits": _logits_tokens,
     "chunked": _chunked_tokens,
     "compiled": _compiled_tokens,
     "inplace": _inplace_tokens,
+    "inplace_chunked": _inplace_chunked_tokens,
 }
 TOKEN_IMPLEMENTATIONS = tuple(_TOKEN_FUNCTIONS)
 

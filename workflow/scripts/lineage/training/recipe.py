@@ -28,7 +28,7 @@ PRECISIONS = ("bf16", "fp32")
 PACKED_ATTENTION = ("sdpa", "flex_attention", "varlen", "fa4")
 FUSED_LOSSES = ("none", "liger", "cce", "compiled", "inplace", "inplace_chunked")
 EXPERTS = ("grouped_mm", "eager")
-DPO_FUSED_LOSSES = ("none", "compiled", "inplace")  # those that give per-token log-probs
+DPO_FUSED_LOSSES = ("none", "compiled", "inplace", "inplace_chunked")  # those that give per-token log-probs
 
 
 class RecipeError(ValueError):
@@ -97,7 +97,7 @@ class TrainRecipe:
         "no fp32 copy of them); or inplace (the bf16 logits, then one Triton kernel "
         "that writes the loss's gradient over them in the forward pass, CUDA only); "
         "or inplace_chunked (that kernel 2,048 positions at a time, each chunk's "
-        "gradients finished in the forward pass: no logits kept, no wait for the GPU; SFT only)",
+        "gradients finished in the forward pass, DPO's in the backward: no logits kept, no wait for the GPU)",
         choices=FUSED_LOSSES,
     )
     experts: str = setting(
