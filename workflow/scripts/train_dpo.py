@@ -11,7 +11,7 @@ reward margins and accuracy.
 The policy runs as the SFT trainer runs (train.speed): pairs packed with their rows kept apart
 (--packing; a pair's chosen and rejected sequences share a pack), compiled blocks, the LM head
 only on the completion positions, each position's log-probability from the fused head
-(--fused-loss compiled | inplace; lineage.training.head_loss.attach_logprobs), never the full
+(--fused-loss compiled | inplace | inplace_chunked; lineage.training.head_loss.attach_logprobs), never the full
 logits of a sequence.
 
 Run as:
