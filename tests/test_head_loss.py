@@ -39,6 +39,14 @@ def reference_loss(model, input_ids, labels) -> torch.Tensor:
     )
 
 
+def small_head():
+    """7 positions' float64 hidden states, an 11-token head and their targets."""
+    torch.manual_seed(0)
+    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
+    return hidden, weight, torch.randint(0, 11, (7,))
+
+
 def grads(model) -> dict[str, torch.Tensor]:
     return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
@@ -77,10 +85,7 @@ def test_a_scaled_loss_scales_the_head_gradients(implementation, chunk_rows, mon
 
     if chunk_rows is not None:
         monkeypatch.setattr(inplace_cross_entropy, "CHUNK_ROWS", chunk_rows)
-    torch.manual_seed(0)
-    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
-    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
-    targets = torch.randint(0, 11, (7,))
+    hidden, weight, targets = small_head()
     expected = F.cross_entropy(hidden @ weight.T, targets, reduction="sum")
     expected_grads = torch.autograd.grad(expected * 0.37, (hidden, weight))
     loss = head_loss._FUNCTIONS[implementation](hidden, weight, targets, 0)
@@ -98,10 +103,7 @@ def test_chunked_per_position_log_probs_rerun_each_chunk_for_their_gradients(chu
 
     if chunk_rows is not None:
         monkeypatch.setattr(inplace_cross_entropy, "CHUNK_ROWS", chunk_rows)
-    torch.manual_seed(0)
-    hidden = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
-    weight = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
-    targets = torch.randint(0, 11, (7,))
+    hidden, weight, targets = small_head()
     per_position = torch.randn(7, dtype=torch.float64)
     results = []
     for name in ("logits", "inplace_chunked"):

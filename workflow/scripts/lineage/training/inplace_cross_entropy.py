@@ -121,6 +121,14 @@ def _accumulate_product_(total: torch.Tensor, left: torch.Tensor, right: torch.T
         total.add_(left @ right)
 
 
+def _empty_gradients(needs_input_grad, hidden: torch.Tensor, weight: torch.Tensor):
+    """The hidden states' gradient (their type) and the head's (zeros: summed over chunks in fp32, or wider), as needed."""
+    grad_hidden = torch.empty_like(hidden) if needs_input_grad[0] else None
+    wide = torch.promote_types(weight.dtype, torch.float32)
+    grad_weight = torch.zeros(weight.shape, dtype=wide, device=weight.device) if needs_input_grad[1] else None
+    return grad_hidden, grad_weight
+
+
 class HeadCrossEntropyChunked(torch.autograd.Function):
     """sum_i CE(hidden_i @ weight.T, target_i), its gradients finished in the forward pass, chunk by chunk.
 
@@ -135,18 +143,15 @@ class HeadCrossEntropyChunked(torch.autograd.Function):
     @staticmethod
     @torch.amp.custom_fwd(device_type="cuda")
     def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int):
-        want_hidden, want_weight = ctx.needs_input_grad[:2]
-        grad_hidden = torch.empty_like(hidden) if want_hidden else None
-        wide = torch.promote_types(weight.dtype, torch.float32)  # the sums' type: fp32, or the weights' if wider
-        grad_weight = torch.zeros(weight.shape, dtype=wide, device=weight.device) if want_weight else None
-        total = hidden.new_zeros((), dtype=wide)
+        grad_hidden, grad_weight = _empty_gradients(ctx.needs_input_grad, hidden, weight)
+        total = hidden.new_zeros((), dtype=torch.promote_types(weight.dtype, torch.float32))
         for start in range(0, len(targets), chunk_rows):
             rows = slice(start, start + chunk_rows)
             logits = F.linear(hidden[rows], weight)  # bf16 under autocast: the chunk's gradient buffer next
             total = total + loss_and_grad_(logits, targets[rows]).sum()
-            if want_hidden:
+            if grad_hidden is not None:
                 grad_hidden[rows] = logits @ weight.to(logits.dtype)
-            if want_weight:
+            if grad_weight is not None:
                 _accumulate_product_(grad_weight, logits.t(), hidden[rows].to(logits.dtype))
         ctx.weight_dtype = weight.dtype
         ctx.save_for_backward(grad_hidden, grad_weight)
@@ -226,18 +231,15 @@ class HeadTokenLogprobsChunked(torch.autograd.Function):
     @torch.amp.custom_bwd(device_type="cuda")
     def backward(ctx, grad_logprobs: torch.Tensor):
         hidden, weight, targets = ctx.saved_tensors
-        want_hidden, want_weight = ctx.needs_input_grad[:2]
-        grad_hidden = torch.empty_like(hidden) if want_hidden else None
-        wide = torch.promote_types(weight.dtype, torch.float32)
-        grad_weight = torch.zeros(weight.shape, dtype=wide, device=weight.device) if want_weight else None
+        grad_hidden, grad_weight = _empty_gradients(ctx.needs_input_grad, hidden, weight)
         for start in range(0, len(targets), ctx.chunk_rows):
             rows = slice(start, start + ctx.chunk_rows)
             buffer = F.linear(hidden[rows], weight)
             loss_and_grad_(buffer, targets[rows])  # softmax - onehot = -(d logp / d logits), over the logits
             scale = grad_logprobs[rows].neg().to(buffer.dtype)[:, None]
-            if want_hidden:
+            if grad_hidden is not None:
                 grad_hidden[rows] = (buffer @ weight.to(buffer.dtype)).mul_(scale)
-            if want_weight:
+            if grad_weight is not None:
                 _accumulate_product_(grad_weight, buffer.t(), hidden[rows].to(buffer.dtype) * scale)
         if grad_weight is not None:
             grad_weight = grad_weight.to(weight.dtype)
