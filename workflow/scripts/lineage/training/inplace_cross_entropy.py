@@ -212,7 +212,7 @@ def head_token_logprobs(hidden: torch.Tensor, weight: torch.Tensor, targets: tor
 class HeadTokenLogprobsChunked(torch.autograd.Function):
     """HeadTokenLogprobs chunk by chunk, no logits kept: DPO's incoming gradient differs per position and is
     known only in the backward, so the forward keeps the log-probs alone and the backward reruns each chunk's
-    head product and kernel (one more product of the head, ~1.5% of a step at the card's widths) before the
+    head product and kernel (one more product of the head: about 1% of a step's FLOPs at the card's widths) before the
     two products of its gradient, scaled on their small sides as in HeadTokenLogprobs."""
 
     @staticmethod
