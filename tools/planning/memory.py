@@ -210,9 +210,7 @@ def _loss_bytes(model, micro_tokens: int, loss_share: float, fused_loss: str, ce
         return 4 * loss_tokens * vocab
     if fused_loss == "inplace":  # one bf16 buffer: the logits, then their gradient written over them
         return 2 * loss_tokens * vocab
-    if (
-        fused_loss == "inplace_chunked"
-    ):  # the head's fp32 gradient, one chunk's bf16 logits, the hidden states' gradient
+    if fused_loss == "inplace_chunked":  # the head's fp32 gradient, a chunk's bf16 logits, the hidden's gradient
         return 4 * vocab * hidden + 2 * min(CHUNK_ROWS, loss_tokens) * vocab + 2 * loss_tokens * hidden
     if ce_chunk_tokens:  # the bf16 logits, but only one chunk's fp32 copy and gradient
         return (2 * loss_tokens + 8 * min(ce_chunk_tokens, loss_tokens)) * vocab

@@ -45,7 +45,6 @@ from lineage.training.data import (
     sample_order,
 )
 from lineage.training.loop import StepData, train
-from lineage.training.losses import trained_token_count
 from lineage.training.packing import backbone_inputs
 from lineage.training.recipe import SftRecipe
 
@@ -115,7 +114,7 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
             micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
         for m in micro:  # found here, on the host: on the GPU the count would hold the host until the forward ran
             m["loss_positions"] = head_loss.find_loss_positions(m["labels"])
-        trained = sum(trained_token_count(m["labels"]) for m in micro)
+        trained = sum(len(m["loss_positions"]) for m in micro)
         step_lengths = [lengths[i] for ids in groups for i in ids]
         return StepData(
             micro_batches=micro,

@@ -121,6 +121,11 @@ def _accumulate_product_(total: torch.Tensor, left: torch.Tensor, right: torch.T
         total.add_(left @ right)
 
 
+def _chunks(length: int, size: int):
+    """Slices of `size` positions covering `length` (the last one ragged)."""
+    return (slice(start, start + size) for start in range(0, length, size))
+
+
 def _empty_gradients(needs_input_grad, hidden: torch.Tensor, weight: torch.Tensor):
     """The hidden states' gradient (their type) and the head's (zeros: summed over chunks in fp32, or wider), as needed."""
     grad_hidden = torch.empty_like(hidden) if needs_input_grad[0] else None
@@ -145,8 +150,7 @@ class HeadCrossEntropyChunked(torch.autograd.Function):
     def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int):
         grad_hidden, grad_weight = _empty_gradients(ctx.needs_input_grad, hidden, weight)
         total = hidden.new_zeros((), dtype=torch.promote_types(weight.dtype, torch.float32))
-        for start in range(0, len(targets), chunk_rows):
-            rows = slice(start, start + chunk_rows)
+        for rows in _chunks(len(targets), chunk_rows):
             logits = F.linear(hidden[rows], weight)  # bf16 under autocast: the chunk's gradient buffer next
             total = total + loss_and_grad_(logits, targets[rows]).sum()
             if grad_hidden is not None:
@@ -220,8 +224,7 @@ class HeadTokenLogprobsChunked(torch.autograd.Function):
     def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk_rows: int):
         wide = torch.promote_types(hidden.dtype, torch.float32)
         logprobs = torch.empty(len(targets), dtype=wide, device=hidden.device)
-        for start in range(0, len(targets), chunk_rows):
-            rows = slice(start, start + chunk_rows)
+        for rows in _chunks(len(targets), chunk_rows):
             logprobs[rows] = loss_and_grad_(F.linear(hidden[rows], weight), targets[rows]).neg_()
         ctx.chunk_rows = chunk_rows
         ctx.save_for_backward(hidden, weight, targets)
@@ -232,8 +235,7 @@ class HeadTokenLogprobsChunked(torch.autograd.Function):
     def backward(ctx, grad_logprobs: torch.Tensor):
         hidden, weight, targets = ctx.saved_tensors
         grad_hidden, grad_weight = _empty_gradients(ctx.needs_input_grad, hidden, weight)
-        for start in range(0, len(targets), ctx.chunk_rows):
-            rows = slice(start, start + ctx.chunk_rows)
+        for rows in _chunks(len(targets), ctx.chunk_rows):
             buffer = F.linear(hidden[rows], weight)
             loss_and_grad_(buffer, targets[rows])  # softmax - onehot = -(d logp / d logits), over the logits
             scale = grad_logprobs[rows].neg().to(buffer.dtype)[:, None]

@@ -161,6 +161,7 @@ def _train(
     peak = peak_flops(env.device, recipe.precision, options.peak_flops)
     names = ("loss", *stat_names)
 
+    step_data = pinned_steps(step_data, env.device)
     with StepCollector(options.python_gc) as collector:
         began = time.perf_counter()
         saved_at = began
@@ -221,7 +222,7 @@ def _train(
                     if options.accumulate == "unsharded":
                         accumulate_unsharded(model, last)
                 micro = {
-                    key: to_device(value, env.device) if isinstance(value, torch.Tensor) else value
+                    key: value.to(env.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
                     for key, value in micro.items()
                 }
                 with record_function("forward"):
@@ -291,12 +292,22 @@ def _train(
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
 
 
-def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """A batch's tensor on `device`, the host not held: a copy from pageable memory first waits for the GPU's
-    queue to drain, one from pinned memory is queued behind it."""
-    if device.type == "cuda" and tensor.device.type == "cpu":
-        tensor = tensor.pin_memory()
-    return tensor.to(device, non_blocking=True)
+def pinned_steps(step_data: Callable[[int], StepData], device: torch.device) -> Callable[[int], StepData]:
+    """`step_data` whose batches lie in pinned host memory for a CUDA device (pinned while the GPU runs the step
+    before): a copy from pageable memory first waits for the GPU's queue to drain, one from pinned memory is
+    queued behind it."""
+    if device.type != "cuda":
+        return step_data
+
+    def pinned(step: int) -> StepData:
+        data = step_data(step)
+        for micro in data.micro_batches:
+            for key, value in micro.items():
+                if isinstance(value, torch.Tensor) and value.device.type == "cpu":
+                    micro[key] = value.pin_memory()
+        return data
+
+    return pinned
 
 
 def _stop(

@@ -10,13 +10,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from lineage.chat import IGNORE_INDEX
-
-
-def trained_token_count(labels: torch.Tensor) -> int:
-    """Positions that take a loss: the labelled ones after the first of each row."""
-    return int((labels[:, 1:] != IGNORE_INDEX).sum())
-
 
 def dpo_sigmoid(
     policy_chosen: torch.Tensor,
