@@ -163,6 +163,25 @@ def test_the_next_step_s_rows_are_packed_before_this_step_s_numbers_are_read(bas
     ]
 
 
+@pytest.mark.parametrize(
+    "device",
+    ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"))],
+)
+def test_a_gpu_s_batches_come_from_pinned_memory_and_a_cpu_s_as_they_were(device):
+    """Pinned host memory lets the copy to the GPU queue behind the step before instead of waiting for it."""
+    from lineage.training.loop import StepData, pinned_steps
+
+    def step_data(step: int) -> StepData:
+        micro = {"input_ids": torch.arange(6).view(1, 6) + step, "loss_positions": torch.tensor([2, 4]), "longest": 6}
+        return StepData(micro_batches=[micro], normalizer=2, tokens=6)
+
+    data = pinned_steps(step_data, torch.device(device))(3)
+    (micro,) = data.micro_batches
+    assert torch.equal(micro["input_ids"], torch.arange(3, 9).view(1, 6)) and micro["longest"] == 6
+    tensors = [micro["input_ids"], micro["loss_positions"]]
+    assert all(t.device.type == "cpu" and t.is_pinned() == (device == "cuda") for t in tensors)
+
+
 def test_a_bad_batch_combination_says_how_to_fix_it(base, tmp_path):
     with pytest.raises(
         BatchPlanError,
