@@ -13,7 +13,7 @@ from dataclasses import dataclass
 # (30b_a3b_rank8: 52 layers, the 16 experts a rank holds at E = 8) at its 64-row share of the 512-row step,
 # blocks compiled under full checkpointing whose rerun leaves out each block's last product, the trainer's expert
 # dispatch; without attention FLOPs, as step_time counts them. 32,768: the chunked in-place loss, steps 3-10
-# (train_speed.sh rk_full_32k_inplace_chunked_64, 2026-12-05; liger's loss 34.4% in the same call, 33.7% and
+# (train_speed.sh rk_full_32k_inplace_chunked_64, 2026-12-05; liger's loss 34.6% in the same call, 33.7% and
 # 33.6% on 2026-12-04). The smaller packs: liger's loss, one call each (rk_full_{4k,8k,16k}_liger_64,
 # 2026-12-04), not yet measured with the chunked loss.
 MEASURED_MFU_BY_PACK = {4096: 0.099, 8192: 0.158, 16384: 0.307, 32768: 0.351}
