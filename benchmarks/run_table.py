@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 TIMED_FROM = 3  # steps before this are allocator and compile warm-up
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(NamedTuple):
     """A median over n values and their range."""
 
     median: float

@@ -12,7 +12,7 @@ from pathlib import Path
 # loaded by path: putting benchmarks/ on sys.path would shadow workflow/scripts/soup.py with benchmarks/soup.py
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "run_table.py"
 _SPEC = importlib.util.spec_from_file_location("benchmark_run_table", _PATH)
-run_table = sys.modules["benchmark_run_table"] = importlib.util.module_from_spec(_SPEC)  # dataclasses look it up
+run_table = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(run_table)
 
 
