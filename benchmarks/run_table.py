@@ -31,8 +31,12 @@ class Spread(NamedTuple):
         return cls(statistics.median(values), min(values), max(values), len(values)) if values else None
 
     def shown(self, scale: float = 1, unit: str = "", digits: int = 0) -> str:
-        f = lambda v: f"{v * scale:,.{digits}f}{unit}"  # noqa: E731
-        return f"{f(self.median)} [{f(self.low)}-{f(self.high)}]"
+        low, median, high = (f"{v * scale:,.{digits}f}{unit}" for v in (self.low, self.median, self.high))
+        return f"{median} [{low}-{high}]"
+
+
+def percent(figure: Spread | None) -> str:
+    return figure.shown(100, "%", 1) if figure is not None else "-"
 
 
 def timed_steps(rows: list[dict]) -> list[dict]:
@@ -65,7 +69,6 @@ def table(runs: dict[str, list[dict]]) -> str:
         speed[name] = tokens.median
         peak = max((r.get("peak_mem_gib") or 0) for r in rows)
         diffs = [abs(r["loss"] - q["loss"]) / q["loss"] for r, q in zip(rows, ref) if "loss" in r and "loss" in q]
-        percent = lambda s: s.shown(100, "%", 1) if s is not None else "-"  # noqa: E731
         lines.append(
             f"| {name} | {len(rows)} ({tokens.n}) | {rows[0].get('loss', float('nan')):.4f} -> "
             f"{rows[-1].get('loss', float('nan')):.4f} | {100 * max(diffs, default=float('nan')):.3f}% | "
