@@ -14,12 +14,17 @@ from dataclasses import dataclass
 # blocks compiled under full checkpointing whose rerun leaves out each block's last product, the trainer's expert
 # dispatch; without attention FLOPs, as step_time counts them. 32,768: the chunked in-place loss, steps 3-10
 # (train_speed.sh rk_full_32k_inplace_chunked_64, 2026-12-05; liger's loss 34.6% in the same call, 33.7% and
-# 33.6% on 2026-12-04). The smaller packs: liger's loss on the H200 (rk_full_{4k,8k,16k}_liger_64, 2026-12-04:
-# 9.9%, 15.8%, 30.7%) times the chunked loss's speed over liger's at that pack on one H100 at the rank's first 26
-# layers (2026-12-06; benchmarks/run_table.py's paired steps 4-8, the median; the lower of two calls where two ran):
-# 1.111x at 4,096, 1.224x at 8,192, 1.080x at 16,384. The same transfer at 32,768 (1.035x on the H100 against
-# the H200's 1.019x) would overstate that row by 2%; the small packs' steps vary by +-15%, the larger uncertainty.
-MEASURED_MFU_BY_PACK = {4096: 0.110, 8192: 0.193, 16384: 0.332, 32768: 0.351}
+# 33.6% on 2026-12-04). The smaller packs: liger's loss on the H200 (rk_full_{4k,8k,16k}_liger_64, 2026-12-04)
+# times the chunked loss's speed over liger's at that pack on one H100 at the rank's first 26 layers (2026-12-06;
+# benchmarks/run_table.py's paired steps 4-8, the median; the lower of two calls where two ran). The same transfer
+# at 32,768 (1.035x on the H100 against the H200's 1.019x) would overstate that row by 2%; the small packs' steps
+# vary by +-15%, the larger uncertainty.
+_LIGER_MFU_BY_PACK = {4096: 0.099, 8192: 0.158, 16384: 0.307}
+_CHUNKED_OVER_LIGER = {4096: 1.111, 8192: 1.224, 16384: 1.080}
+MEASURED_MFU_BY_PACK = {
+    **{pack: round(mfu * _CHUNKED_OVER_LIGER[pack], 3) for pack, mfu in _LIGER_MFU_BY_PACK.items()},
+    32768: 0.351,
+}
 # DPO's own run at its packs of 16,384 tokens (dpo_speed.sh e_rank_full_16k_64: 64 pairs, compiled loss, the
 # same rank shape and checkpointing; 2026-12-04, without attention FLOPs). DPO at another pack follows the SFT
 # curve, scaled to meet this point. The chunked loss at 32,768-token packs ran at 0.996x its speed (one H100, 26
