@@ -7,7 +7,7 @@ memory model with the runs measured on one H200; `--lineage` plans every trained
 lineage (config.yaml, full scale; planning/lineage.py) and the jobs beside them (planning/side_jobs.py).
 
 Run as:
-    python tools/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 80 \
+    python tools/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 79.18 \
         --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
     python tools/plan.py --nodes 2 --sharding hybrid ...
     python tools/plan.py --lineage --nodes-list 1,2,4
@@ -32,12 +32,13 @@ from planning.lineage import lineage_table  # noqa: E402
 from planning.measured import CHAT_LOSS_SHARE, MEASURED_MFU  # noqa: E402
 from planning.memory import (  # noqa: E402
     GIB,
-    RUNTIME_BYTES,
+    H100_GIB,
     Plan,
     build_meta_model,
     check,
     check_expert_parallel,
     expert_params,
+    fits,
     plan,
 )
 from planning.step_time import A2A_GBS, INTER_GBS, INTRA_GBS, all_to_all_bytes, shard_group, step_time  # noqa: E402
@@ -82,7 +83,7 @@ def report(result: Plan, model, args) -> str:
             result.activations,
         ),
         ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
-        ("CUDA context, allocator slack", RUNTIME_BYTES),
+        ("outside torch's allocator: CUDA context, NCCL buffers", result.reserve),
     ]
     group = shard_group(args.nodes, args.gpus, args.sharding)
     lines = [
@@ -96,10 +97,10 @@ def report(result: Plan, model, args) -> str:
         "|---|---|",
     ]
     lines += [f"| {name} | {value / GIB:.1f} |" for name, value in rows]
-    fits = "fits" if result.peak <= args.gpu_gib * GIB else "DOES NOT FIT"
+    verdict = "fits" if fits(result.peak, args.gpu_gib) else "DOES NOT FIT"
     moved = timing.traffic
     lines += [
-        f"| **peak** | **{result.peak / GIB:.1f}** ({fits}) |",
+        f"| **peak** | **{result.peak / GIB:.1f}** ({verdict}) |",
         "",
         f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, args.gpus) / 1024:,.0f} GiB",
         f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
@@ -128,7 +129,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--intra-gbs", type=float, default=INTRA_GBS, help="bus bandwidth within a node, GB/s per GPU")
     parser.add_argument("--inter-gbs", type=float, default=INTER_GBS, help="bus bandwidth across nodes, GB/s per GPU")
-    parser.add_argument("--gpu-gib", type=float, default=80)
+    parser.add_argument(
+        "--gpu-gib",
+        type=float,
+        default=H100_GIB,
+        help=f"the device's total memory as torch reports it (default {H100_GIB}: an H100 80GB)",
+    )
     parser.add_argument("--global-batch-rows", type=int, default=512)
     parser.add_argument("--micro-batch-rows", type=int, default=2)
     parser.add_argument("--tokens-per-row", type=int, default=4096, help="padded row length (or pack length)")
@@ -234,6 +240,7 @@ def main(argv=None) -> int:
         fused_loss=args.fused_loss,
         accumulate=args.accumulate,
         expert_parallel=args.expert_parallel,
+        world_size=args.nodes * args.gpus,
     )
     print(report(result, model, args))
     return 0

@@ -23,7 +23,7 @@ from lineage.training.data import pack_groups
 from lineage.workflow.cluster import host_memory_mb
 from lineage.workflow.runs import speed_settings, with_overrides
 from planning.measured import CHAT_LOSS_SHARE, MEASURED_MFU, mfu_at
-from planning.memory import GIB, build_meta_model, check_expert_parallel, expert_params, layer_kinds, plan
+from planning.memory import GIB, build_meta_model, check_expert_parallel, expert_params, fits, layer_kinds, plan
 from planning.side_jobs import checkpoint_io_note, eval_note, reference_note
 from planning.step_time import all_to_all_bytes, shard_group, step_time
 
@@ -245,6 +245,7 @@ class LineagePlan:
                         loss_share=step.loss_share,
                         fused_loss=speed_settings(run_train, kind)["fused_loss"],
                         expert_parallel=degree,
+                        world_size=world,
                     )
                     timing = step_time(
                         self.counts,
@@ -263,12 +264,12 @@ class LineagePlan:
                         all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
                         a2a_gbs=args.a2a_gbs,
                     )
-                    fits = "" if result.peak <= args.gpu_gib * GIB else " (does not fit)"
+                    verdict = "" if fits(result.peak, args.gpu_gib) else " (does not fit)"
                     hours = [steps * t / 3600 for t in (timing.overlapped, timing.serial)]
                     host = host_memory_mb(self.counts.total, gpus, nodes) / 1024
                     lines.append(
                         f"| {shown} | {steps:,} | {source} | {step.tokens:,.0f} | {step.micro_steps:.1f} | {nodes} | "
-                        f"{degree} | {sharding} | {result.peak / GIB:.1f}{fits} | {host:,.0f} | "
+                        f"{degree} | {sharding} | {result.peak / GIB:.1f}{verdict} | {host:,.0f} | "
                         f"{timing.overlapped:.1f}-{timing.serial:.1f} | {hours[0]:,.2f}-{hours[1]:,.2f} | "
                         f"{hours[0] * world:,.1f}-{hours[1] * world:,.1f} |"
                     )

@@ -16,8 +16,11 @@ and counted exactly, as this project trains:
   and their bf16 gradient (4 bytes x tokens x vocab); with --fused-loss inplace one bf16 buffer that
   holds the logits, then their gradient (2 bytes x tokens x vocab); with inplace_chunked the head's
   fp32 gradient, one chunk's bf16 logits and the hidden states' bf16 gradient;
-- a fixed 1 GiB for the CUDA context and allocator slack.
+- outside torch's allocator (gpu_reserve): the CUDA context with the kernels it loads, measured, and NCCL's
+  buffers, as NCCL's own allocation log counts them on a node of 8 H100s (the figures below).
 
+A plan fits when its peak, reserve included, is within what torch reports as the device's total (79.18 GiB for
+an H100 80GB, not a nominal 80): `fits()` is the one rule the planner, the config checks and the rehearsal use.
 `check()` holds the model against the peaks measured on one H200 (measured.MEASURED).
 """
 
@@ -35,8 +38,33 @@ from lineage.training.recipe import FUSED_LOSSES
 from planning.measured import MEASURED, Measured
 
 GIB = 1024**3
-RUNTIME_BYTES = 1 * GIB
 FUSED_CHUNK_ROWS = 1024  # liger-kernel's chunk of positions is at most about this at these vocabularies
+
+# What torch reports as an H100 80GB's total memory (torch.cuda.get_device_properties; its out-of-memory
+# messages say the same): the planner's default device.
+H100_GIB = 79.18
+# Outside torch's allocator, per GPU. The CUDA context with cuBLAS's handles and the kernels a training step
+# loads: the device's total less its free memory less what torch reserved, read by tools/rehearse.py at the end
+# of the full scale's sftw2 rehearsal on one H100 (torch 2.11, compiled blocks, 2026-12-06).
+CUDA_CONTEXT_BYTES = 1.0 * GIB
+# NCCL's buffers on a node of 8 H100s, from NCCL's allocation log (NVIDIA/nccl issue #1685, 2025-04): 1.06 GB a
+# GPU once the world's communicator has run its collectives, 3.28 GB more once an all-to-all has connected every
+# pair of the group (32 P2P channels a pair, each with buffers of 10 MiB and 2 MiB). The fake process group of a
+# rehearsal allocates none of it, so it is planned, never measured here.
+NCCL_COLLECTIVES_BYTES = 1.06e9
+NCCL_ALL_TO_ALL_BYTES = 3.28e9
+
+
+def gpu_reserve(world_size: int, expert_parallel: int = 1) -> float:
+    """Bytes a GPU of a training job holds outside torch's allocator: the CUDA context, and NCCL's buffers for
+    the world's collectives (world_size > 1) and the expert group's all-to-all (expert_parallel > 1)."""
+    nccl = (NCCL_COLLECTIVES_BYTES if world_size > 1 else 0) + (NCCL_ALL_TO_ALL_BYTES if expert_parallel > 1 else 0)
+    return CUDA_CONTEXT_BYTES + nccl
+
+
+def fits(peak_bytes: float, gpu_gib: float) -> bool:
+    """Whether a planned peak (reserve included) fits a device whose total torch reports as `gpu_gib`."""
+    return peak_bytes <= gpu_gib * GIB
 
 
 @dataclass
@@ -46,10 +74,16 @@ class Plan:
     gathered: float
     activations: float
     logits: float
+    reserve: float = CUDA_CONTEXT_BYTES  # outside torch's allocator (gpu_reserve)
+
+    @property
+    def tensors(self) -> float:
+        """What torch's allocator holds at the peak (the rehearsal's max_memory_allocated compares with it)."""
+        return self.static + self.gathered + self.activations + self.logits
 
     @property
     def peak(self) -> float:
-        return self.static + self.gathered + self.activations + self.logits + RUNTIME_BYTES
+        return self.tensors + self.reserve
 
 
 def build_meta_model(family: str, size: str, vocab: int) -> torch.nn.Module:
@@ -170,8 +204,10 @@ def plan(
     fused_loss: str = "none",
     accumulate: str = "sharded",
     expert_parallel: int = 1,
+    world_size: int | None = None,
 ) -> Plan:
-    """Bytes per GPU of each term (the module docstring); `gpus` is the shard group."""
+    """Bytes per GPU of each term (the module docstring); `gpus` is the shard group, `world_size` the job's ranks
+    (default: the shard group) for NCCL's share of the reserve."""
     counts = count_params(model)
     total = counts.total
     # what FSDP gathers of a block: the rest whole, the experts of this GPU's group (1/E of them)
@@ -194,7 +230,12 @@ def plan(
     else:
         activations = micro_tokens * sum(per_layer)
     return Plan(
-        counts, static, gathered, activations, _loss_bytes(model, micro_tokens, loss_share, fused_loss, ce_chunk_tokens)
+        counts,
+        static,
+        gathered,
+        activations,
+        _loss_bytes(model, micro_tokens, loss_share, fused_loss, ce_chunk_tokens),
+        gpu_reserve(world_size or gpus, expert_parallel),
     )
 
 

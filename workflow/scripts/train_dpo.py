@@ -97,7 +97,6 @@ def prepare_data(
         f"reference: log-probs of {reference['model']['run']} from {reference_file} "
         f"({reference['dtype']}, {reference['method']})"
     )
-    order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
     if recipe.packing:
         tdist.print0(
             f"packing: each rank's pairs of a step in sequences of {recipe.tokens_per_pack} tokens, "
@@ -107,21 +106,27 @@ def prepare_data(
         f"batch: {plan.global_rows} pairs = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(pairs):.2f} epochs"
     )
+    step_data = pair_steps(pairs, references, recipe, plan, env.rank, tokenizer.pad_token_id)
+    return step_data, dropped, data.records, reference
+
+
+def pair_steps(pairs, references, recipe: DpoRecipe, plan: BatchPlan, rank: int, pad_id: int):
+    """step_data(step): `rank`'s micro-batches of pairs (with their reference log-probs, a (pairs, 2) tensor) at
+    that step, padded or packed as the recipe says; a pure function of the step."""
+    order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
     lengths = [pair.length for pair in pairs]
     multiple = packed_attention.pack_multiple(recipe)
 
     def micro_batch(ids: list[int]) -> dict:
         chosen = [pairs[i] for i in ids]
-        batch = collate_pairs(
-            chosen, tokenizer.pad_token_id, recipe.tokens_per_pack if recipe.packing else None, multiple
-        )
+        batch = collate_pairs(chosen, pad_id, recipe.tokens_per_pack if recipe.packing else None, multiple)
         return batch | {"reference": references[ids] if ids else references[:0]}
 
     def step_data(step: int) -> StepData:
         if recipe.packing:
-            groups = packed_rank_rows(order, step, plan, env.rank, lengths, recipe.tokens_per_pack)
+            groups = packed_rank_rows(order, step, plan, rank, lengths, recipe.tokens_per_pack)
         else:
-            groups = rank_rows(order, step, plan, env.rank)
+            groups = rank_rows(order, step, plan, rank)
         micro = [micro_batch(ids) for ids in groups]
         sides = [len(side.input_ids) for ids in groups for i in ids for side in (pairs[i].chosen, pairs[i].rejected)]
         head = sum(int(m["sequences"] > 0) * m["positions"].numel() for m in micro)
@@ -133,7 +138,7 @@ def prepare_data(
             attention_pairs=causal_pairs(sides),
         )
 
-    return step_data, dropped, data.records, reference
+    return step_data
 
 
 def dpo_loss(recipe: DpoRecipe, boundaries: tuple[str, ...] = ()):

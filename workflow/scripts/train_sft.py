@@ -89,7 +89,6 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
             f"no trainable rows in {', '.join(options.data)} ({stats.summary()}); "
             "raise --max-length or pass --truncation truncate"
         )
-    order = sample_order(len(rows), recipe.steps * plan.global_rows, recipe.seed)
     if recipe.packing:
         tdist.print0(
             f"packing: each rank's rows of a step in sequences of {recipe.tokens_per_pack} tokens, "
@@ -99,19 +98,25 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
         f"batch: {plan.global_rows} rows = {plan.micro_rows} micro × {plan.accumulation} accumulation × "
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(rows):.2f} epochs"
     )
+    return row_steps(rows, recipe, plan, env.rank, tokenizer.pad_token_id), stats, data.records
+
+
+def row_steps(rows, recipe: SftRecipe, plan: BatchPlan, rank: int, pad_id: int):
+    """step_data(step): `rank`'s micro-batches of tokenized rows at that step, padded or packed as the recipe says
+    (a pure function of the step: a resume or a rehearsal of one rank builds the same batches)."""
+    order = sample_order(len(rows), recipe.steps * plan.global_rows, recipe.seed)
     lengths = [len(r.input_ids) for r in rows]
     pack_multiple = packed_attention.pack_multiple(recipe)
 
     def step_data(step: int) -> StepData:
         if recipe.packing:
-            groups = packed_rank_rows(order, step, plan, env.rank, lengths, recipe.tokens_per_pack)
+            groups = packed_rank_rows(order, step, plan, rank, lengths, recipe.tokens_per_pack)
             micro = [
-                collate_packed([rows[i] for i in ids], tokenizer.pad_token_id, recipe.tokens_per_pack, pack_multiple)
-                for ids in groups
+                collate_packed([rows[i] for i in ids], pad_id, recipe.tokens_per_pack, pack_multiple) for ids in groups
             ]
         else:
-            groups = rank_rows(order, step, plan, env.rank)
-            micro = [collate([rows[i] for i in ids], tokenizer.pad_token_id) for ids in groups]
+            groups = rank_rows(order, step, plan, rank)
+            micro = [collate([rows[i] for i in ids], pad_id) for ids in groups]
         for m in micro:  # found here, on the host: on the GPU the count would hold the host until the forward ran
             m["loss_positions"] = head_loss.find_loss_positions(m["labels"])
         trained = sum(len(m["loss_positions"]) for m in micro)
@@ -124,7 +129,7 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
             attention_pairs=causal_pairs(step_lengths),
         )
 
-    return step_data, stats, data.records
+    return step_data
 
 
 def attach_head_loss(model, recipe: SftRecipe) -> str:

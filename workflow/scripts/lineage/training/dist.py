@@ -138,9 +138,20 @@ def quiet_third_party_warnings() -> None:
         pass
 
 
+REHEARSAL_BACKEND = "fake"  # torch's fake process group: one process plays one rank of a larger job
+
+
+def rehearsing() -> bool:
+    """Whether this process is a rehearsal of one rank (tools/rehearse.py), whose collectives move no data."""
+    return dist.is_initialized() and dist.get_backend() == REHEARSAL_BACKEND
+
+
 def all_reduce_sum(tensor: torch.Tensor) -> torch.Tensor:
-    """Sum a tensor over all ranks, in place, and return it."""
-    if dist.get_world_size() > 1:
+    """Sum a tensor over all ranks, in place, and return it. A rehearsal takes every rank to hold what this one
+    holds (the world size times its own), so means and rates come out as this rank's."""
+    if rehearsing():
+        tensor.mul_(dist.get_world_size())
+    elif dist.get_world_size() > 1:
         dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
     return tensor
 

@@ -21,6 +21,9 @@ same per-expert matmuls and are summed in the same order; only a matmul's blocki
 batch of rows can round differently (tests/test_expert_parallel.py says how close).
 
 Saved checkpoints keep transformers' layout: the full state dict gathers the DTensors whole.
+
+How the group's ranks swap counts and rows is the module's `exchange` (`TokenExchange`: all-to-all over
+the group). A rehearsal of one rank (tools/rehearse.py) puts a balanced exchange in its place.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from lineage.training.moe_dispatch import (
     dispatch,
     down_and_sum,
     down_inputs,
+    expert_counts,
     inverse,
     permute_rows,
 )
@@ -94,7 +98,25 @@ def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:
             module.register_parameter(name, torch.nn.Parameter(shared, requires_grad=param.requires_grad))
         module.local_forward = type(module).forward
         module.forward = types.MethodType(dispatched_forward, module)
-        module.ep_group, module.ep_degree, module.ep_rank = ep_mesh.get_group(), degree, rank
+        module.exchange, module.ep_degree, module.ep_rank = TokenExchange(ep_mesh.get_group()), degree, rank
+
+
+class TokenExchange:
+    """The expert group's all-to-alls: the per-expert counts (one small exchange), then the rows themselves."""
+
+    def __init__(self, group: dist.ProcessGroup):
+        self.group = group
+
+    def counts(self, sent_per_expert: torch.Tensor) -> torch.Tensor:
+        """Rows each local expert gets from each rank, [source rank, local expert] flattened."""
+        got_per_expert = torch.empty_like(sent_per_expert)
+        dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.group)
+        return got_per_expert
+
+    def rows(self, tensor: torch.Tensor, received: list[int], sent: list[int]) -> torch.Tensor:
+        """`tensor`'s rows sent in blocks of `sent` to the ranks in order; what arrives, in blocks of `received`."""
+        out = tensor.new_empty(sum(received), *tensor.shape[1:])
+        return dist_nn.all_to_all_single(out, tensor, received, sent, group=self.group)
 
 
 class _LocalExperts(torch.nn.Module):
@@ -110,6 +132,20 @@ class _LocalExperts(torch.nn.Module):
         self.num_experts = experts
 
 
+@torch.compiler.disable
+def _host_side(module, sent: torch.Tensor, received: torch.Tensor) -> tuple[list[int], list[int], dict]:
+    """The split sizes read on the host (one read), and this rank's experts as plain tensors: the one graph break
+    of the dispatch. Taken outside a compiled graph, the local weights are what autograd sees in the forward and
+    in a checkpoint's rerun alike; traced, Dynamo guards on the DTensor's inner tensor, whose requires_grad FSDP
+    leaves different in the two, and compiles the rerun anew (a second graph whose saved tensors can differ from
+    the forward's: the checkpoint then refuses the rerun)."""
+    send, receive = torch.stack([sent, received]).tolist()
+    weights = {
+        name: param.to_local() for name, param in module.named_parameters(recurse=False) if isinstance(param, DTensor)
+    }
+    return send, receive, weights
+
+
 def dispatched_forward(
     self, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor
 ) -> torch.Tensor:
@@ -122,40 +158,30 @@ def dispatched_forward(
     expert = top_k_index.reshape(-1)
     order = torch.argsort((expert * top_k + copy % top_k) * tokens + copy // top_k)
     position = inverse(order)
-    sent_per_expert = torch.bincount(expert, minlength=experts)
-    got_per_expert = torch.empty_like(sent_per_expert)
-    dist.all_to_all_single(got_per_expert, sent_per_expert, group=self.ep_group)  # [source rank, local expert]
-    got = got_per_expert.view(degree, per_rank)
-    splits = torch.stack([sent_per_expert.view(degree, per_rank).sum(1), got.sum(1)]).tolist()  # one host read
-    send, receive = splits
-
-    def exchange(tensor: torch.Tensor, received: list[int], sent: list[int]) -> torch.Tensor:
-        out = tensor.new_empty(sum(received), *tensor.shape[1:])
-        return dist_nn.all_to_all_single(out, tensor, received, sent, group=self.ep_group)
+    sent_per_expert = expert_counts(expert, experts).long()  # a fixed size: no graph break
+    got = self.exchange.counts(sent_per_expert).view(degree, per_rank)  # [source rank, local expert]
+    send, receive, weights = _host_side(self, sent_per_expert.view(degree, per_rank).sum(1), got.sum(1))
 
     by_expert = arrival = None
     if degree > 1:  # rows arrive by source rank, each source's rows by local expert (one source: by expert)
         local_expert = torch.repeat_interleave(
-            torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1)
+            torch.arange(per_rank, device=got.device).repeat(degree), got.reshape(-1), output_size=sum(receive)
         )
         by_expert = torch.argsort(local_expert, stable=True)
         arrival = inverse(by_expert)
 
     def to_experts(rows: torch.Tensor) -> torch.Tensor:
         """This rank's rows sent to their experts' ranks; what arrives, grouped by local expert."""
-        rows = exchange(rows, receive, send)
+        rows = self.exchange.rows(rows, receive, send)
         return rows if by_expert is None else permute_rows(rows, by_expert, arrival)
 
     def route_back(rows: torch.Tensor) -> torch.Tensor:
         """to_experts reversed: the rows back in arrival order, then to the ranks they came from."""
         if by_expert is not None:
             rows = permute_rows(rows, arrival, by_expert)
-        return exchange(rows, send, receive)
+        return self.exchange.rows(rows, send, receive)
 
     arrived = to_experts(dispatch(hidden_states, order, position, top_k))
-    weights = {
-        name: param.to_local() for name, param in self.named_parameters(recurse=False) if isinstance(param, DTensor)
-    }
     if grouped:
         row_weights = to_experts(permute_rows(top_k_weights.reshape(-1, 1), order, position))
         offsets = torch.cumsum(got.sum(0), dim=0, dtype=torch.int32)

@@ -12,6 +12,7 @@ independent of the world size.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import torch
@@ -114,9 +115,16 @@ def shard(
             )
         ep_mesh = expert_mesh(env, expert_parallel)
         split_experts(model, ep_mesh["ep"])
+        # the block already cast its inputs; cast here, the router's fp32 weights would reach the experts in bf16 in
+        # the forward but in fp32 in a checkpoint's rerun (FSDP casts no inputs while it recomputes): the rerun's
+        # saved tensors would then differ from the forward's, and the weights from the E = 1 run's
+        experts_policy = dataclasses.replace(policy, cast_forward_inputs=False)
         for experts in expert_modules(model):
             fully_shard(
-                experts, mesh=ep_mesh["dp_mod_ep"], mp_policy=policy, reshard_after_forward=accumulate == "sharded"
+                experts,
+                mesh=ep_mesh["dp_mod_ep"],
+                mp_policy=experts_policy,
+                reshard_after_forward=accumulate == "sharded",
             )
             sum_gradients(experts, ep_mesh["dp_mod_ep"])
     else:  # lineage/training/moe_dispatch.py: the copies sorted by expert and summed back by gathers
@@ -161,13 +169,12 @@ def build_options(config, attn_implementation: str | None, experts_implementatio
     return options
 
 
-def load_sharded_model(
-    directory: str | os.PathLike,
+def sharded_model(
+    config,
     env: DistEnv,
     *,
     precision: str,
     activation_checkpointing: bool | str = False,
-    trainable: bool = True,
     attn_implementation: str | None = None,
     compile_blocks: bool = False,
     experts_implementation: str | None = None,
@@ -175,26 +182,30 @@ def load_sharded_model(
     accumulate: str = "sharded",
     expert_parallel: int = 1,
 ) -> torch.nn.Module:
-    """Build, shard and load a checkpoint's model on every rank; fp32 parameters.
+    """The model of `config` built on the meta device, sharded, and given this rank's storage (unset, but for
+    the non-persistent buffers such as rotary frequencies, which checkpoints do not hold); fp32 parameters.
 
     attn_implementation None keeps transformers' default for the model (sdpa where supported);
     experts_implementation applies to MoE models only (transformers' grouped_mm or eager).
     """
-    config = AutoConfig.from_pretrained(directory)
     check_kernel_shape(config, env.device)
     config.use_cache = False
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
-    aliases = tied_aliases(model)
     shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel, activation_checkpointing)
     model.to_empty(device=env.device)
-    # Non-persistent buffers (rotary frequencies) are not in checkpoints; recompute them.
     for module in model.modules():
         if module._non_persistent_buffers_set:
             model._init_weights(module)
+    return model
+
+
+def load_sharded_model(directory: str | os.PathLike, env: DistEnv, *, trainable: bool = True, **settings):
+    """A checkpoint's model on every rank: sharded_model(`settings`), each rank reading only its shard's bytes."""
+    model = sharded_model(AutoConfig.from_pretrained(directory), env, **settings)
     # the layout the checkpoint came in: a child is written in it (lineage.training.output)
-    model.checkpoint_layout, _ = load_into(model, directory, env, skip=list(aliases))
+    model.checkpoint_layout, _ = load_into(model, directory, env, skip=list(tied_aliases(model)))
     model.requires_grad_(trainable)
     model.train(trainable)
     return model

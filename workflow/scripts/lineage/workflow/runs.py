@@ -277,8 +277,10 @@ class Lineage:
 # Building it
 
 
-def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> Lineage:
-    """The typed lineage of `config` (already checked against the JSON schema) at its scale."""
+def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".", check_files: bool = True) -> Lineage:
+    """The typed lineage of `config` (already checked against the JSON schema) at its scale. `check_files` False
+    leaves out what needs the scale's inputs on disk (their existence, memory planned from a given checkpoint):
+    for a tool that plans or rehearses a run away from its data."""
     scale = config["scale"]
     settings, recipe = config["scales"][scale], config["recipe"]
     specs, data_specs = config["runs"], config["datasets"]
@@ -323,11 +325,12 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".") -> L
         published=table["published"],
         verifier_rounds=verifier_rounds,
         eval=eval_settings(settings["eval"], recipe["seed"], paths.data),
-        resources=_resources(settings, scale, runs, base_dir),
+        resources=_resources(settings, scale, runs, base_dir if check_files else None),
     )
     check_lineage(lineage, config)
-    check_paths(lineage, settings, Path(base_dir))
-    _check_expert_parallel(lineage, settings, Path(base_dir))
+    if check_files:
+        check_paths(lineage, settings, Path(base_dir))
+        _check_expert_parallel(lineage, settings, Path(base_dir))
     return lineage
 
 
@@ -526,7 +529,7 @@ def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run],
     """Each job class's request; training's memory per node planned from the model when `auto`."""
     out = {kind: Resources(**res) for kind, res in settings["resources"].items()}
     train = out["train"]
-    if train.mem_mb == "auto":
+    if train.mem_mb == "auto" and base_dir is not None:
         source = (
             settings["stage1"]["path"]
             if settings["stage1"]["from"] == "external"
