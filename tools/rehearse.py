@@ -219,7 +219,7 @@ def job_options(args, run, metrics: Path, device: torch.device) -> JobOptions:
 
 
 def planned_bytes(shape, run, recipe, world_size: int, degree: int):
-    """The planner's memory per GPU for this rank (tools/planning/memory.py), or None where it plans nothing."""
+    """The planner's memory per GPU for this rank (workflow/scripts/planning/memory.py), or None where it plans nothing."""
     from transformers import AutoModelForCausalLM
 
     with torch.device("meta"):

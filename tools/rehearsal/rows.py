@@ -1,7 +1,7 @@
 """Training rows of the planner's lengths, made up on the spot: the steps' shapes without the data.
 
 A rehearsal needs the step's shapes, not its text: every row is max_length tokens (the planner's upper bound,
-tools/planning/lineage.py), drawn at random from the vocabulary, its last `loss_share` of tokens labelled as an
+workflow/scripts/planning/lineage.py), drawn at random from the vocabulary, its last `loss_share` of tokens labelled as an
 assistant answer (a chat row's share, planning.measured.CHAT_LOSS_SHARE). A DPO pair is two such rows sharing
 their prompt. The trainers' own batching (train_sft.row_steps, train_dpo.pair_steps) packs them.
 """

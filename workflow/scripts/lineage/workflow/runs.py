@@ -31,6 +31,7 @@ from lineage.workflow.checks import (
 )
 from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb
 from lineage.workflow.evaluation import EvalSettings, eval_settings
+from lineage.workflow.fit import check_fit
 from lineage.workflow.sections import Base, Export, GeneralMix, Shared, Verifier, sections
 
 # The keys of a run's `overrides.<scale>` that replace the run's own values; the others replace
@@ -331,6 +332,7 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".", chec
     if check_files:
         check_paths(lineage, settings, Path(base_dir))
         _check_expert_parallel(lineage, settings, Path(base_dir))
+        check_fit(lineage, settings, Path(base_dir))
     return lineage
 
 

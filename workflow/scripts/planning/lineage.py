@@ -27,7 +27,7 @@ from planning.memory import GIB, build_meta_model, check_expert_parallel, expert
 from planning.side_jobs import checkpoint_io_note, eval_note, reference_note
 from planning.step_time import all_to_all_bytes, shard_group, step_time
 
-CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
+CONFIG = Path(__file__).resolve().parents[3] / "config.yaml"
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ class LineagePlan:
         notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
         shown = f"{name} ({'; '.join(notes)})" if notes else name
         lines = []
-        for nodes in args.nodes_list:
+        for nodes in [run_train["nodes"]] if "nodes" in changed else args.nodes_list:
             world = nodes * gpus
             if self.stats and self.stats.covers(spec["data"]):
                 rows = run_train["global_batch_rows"]
@@ -233,7 +233,7 @@ class LineagePlan:
             else:
                 step = upper_bound_steps(run_train, kind == "dpo", world, self.pairs, micro_tokens)
                 source = step.source
-            if kind == "dpo" and nodes == args.nodes_list[0]:
+            if kind == "dpo" and not any(name == known for known, _, _ in self.dpo_runs):
                 self.dpo_runs.append((name, spec, step.tokens))
             for degree in degrees:
                 for sharding in ("full", "hybrid") if nodes > 1 else ("full",):

@@ -1,0 +1,91 @@
+"""Every GPU-trained run fits its GPUs, checked before any job, whatever the target.
+
+A run that does not fit fails on the node after its queue wait; here it is a config error naming the run, what
+it plans and what would make it fit. The memory is the planner's (planning/memory.py: the model counted on the
+meta device, the run's own world size, expert parallelism, packs and head loss, plus the reserve for the CUDA
+context and NCCL), against the device's total as torch reports it (`scales.<scale>.train.gpu_gib`, default an
+H100 80GB's 79.18). The model is the Stage-1 checkpoint's or the Base's config.json, or the built Base's shape;
+with neither on disk there is nothing to plan from and nothing is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lineage.workflow.checks import TRAINED, ConfigError
+
+CHECKED_DEVICES = ("cuda",)  # a CPU run's memory is the host's: Slurm's mem_mb, not this check
+
+
+def trained_config(settings: dict[str, Any], base: Path):
+    """The transformers config of the model this scale trains, or None when it cannot be known here."""
+    from lineage.modeling import CONFIG_CLASSES, SHAPES
+
+    built = settings["stage1"]["from"] != "external" and settings["base"]["build"]
+    if built:
+        shape = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]))
+        if shape is None:
+            return None
+        return CONFIG_CLASSES[settings["base"]["family"]](**shape, vocab_size=settings["base"]["tokenizer_vocab"])
+    source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
+    if not (base / source / "config.json").is_file():
+        return None
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(base / source)  # a local folder: nothing is downloaded
+    except ValueError as err:
+        raise ConfigError(f"{source}/config.json: {err}") from None
+
+
+def check_fit(lineage, settings: dict[str, Any], base: Path) -> None:
+    """Refuse a GPU-trained run whose planned memory a GPU does not hold (module docstring)."""
+    runs = {
+        name: run
+        for name, run in lineage.runs.items()
+        if run.kind in TRAINED and run.built and run.device in CHECKED_DEVICES
+    }
+    if not runs:
+        return
+    config = trained_config(settings, base)
+    if config is None:
+        return
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from planning.measured import CHAT_LOSS_SHARE
+    from planning.memory import GIB, H100_GIB, fits, plan
+    from planning.step_time import shard_group
+
+    capacity = settings["train"].get("gpu_gib", H100_GIB)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    planned: dict[tuple, float] = {}
+    for name, run in runs.items():
+        recipe = run.recipe
+        micro_tokens = recipe.tokens_per_pack if recipe.packing else recipe.micro_batch_rows * recipe.row_tokens
+        key = (run.world_size, run.nodes, run.effective_sharding, run.accumulate, run.expert_parallel, micro_tokens)
+        key += (recipe.activation_checkpointing, recipe.fused_loss, recipe.ce_chunk_tokens)
+        if key not in planned:
+            planned[key] = plan(
+                model,
+                gpus=shard_group(run.nodes, run.processes_per_node, run.effective_sharding),
+                micro_tokens=micro_tokens,
+                checkpointing=recipe.activation_checkpointing,
+                ce_chunk_tokens=recipe.ce_chunk_tokens,
+                loss_share=CHAT_LOSS_SHARE,
+                fused_loss=recipe.fused_loss,
+                accumulate=run.accumulate,
+                expert_parallel=run.expert_parallel,
+                world_size=run.world_size,
+            ).peak
+        if not fits(planned[key], capacity):
+            raise ConfigError(
+                f"runs.{name}: plans {planned[key] / GIB:.1f} GiB a GPU at scale {lineage.scale} ({run.nodes} node(s) "
+                f"x {run.processes_per_node} GPUs, expert parallel {run.expert_parallel}, micro-batches of "
+                f"{micro_tokens:,} tokens; the CUDA context and NCCL included), more than the {capacity:g} GiB a GPU "
+                f"gives (scales.{lineage.scale}.train.gpu_gib); give it more nodes (runs.{name}.overrides."
+                f"{lineage.scale}.nodes), smaller packs, or GPUs with more memory (set gpu_gib to what torch reports). "
+                "Plan it: python tools/plan.py --lineage"
+            )
