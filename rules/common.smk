@@ -24,7 +24,11 @@ SCRIPTS = os.path.relpath(Path(workflow.basedir) / "workflow" / "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from lineage.canonical import canonical, numbers_by_schema  # noqa: E402
-from lineage.workflow.cluster import launch_command  # noqa: E402
+from lineage.workflow.cluster import (  # noqa: E402
+    STOP_GRACE_S,
+    TRAIN_STOP_SIGNAL,
+    launch_command,
+)
 from lineage.workflow.codedeps import code_digest  # noqa: E402
 from lineage.workflow.digests import (  # noqa: E402
     DigestCache,
@@ -192,7 +196,9 @@ def launcher(run):
     """How a run's FSDP processes start (the scripts shard with FSDP2 themselves): `accelerate launch`
     on one node, srun with one `accelerate launch` per node on several (lineage/workflow/cluster.py).
     """
-    return launch_command(run.nodes, run.processes_per_node, L.resources["train"])
+    return launch_command(
+        run.nodes, run.processes_per_node, L.resources["train"], stop_grace=STOP_GRACE_S
+    )
 
 
 def eval_launcher():

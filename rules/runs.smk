@@ -9,9 +9,9 @@ state/<scale>/<run>, outside the declared output that Snakemake deletes before a
 """
 
 # Five minutes before a training job's time limit Slurm sends SIGTERM to its processes: the
-# trainer saves its state after the current step and exits 143, and the profile's `retries`
-# resubmit it to resume (lineage/training/preemption.py). Ignored when run without Slurm.
-TRAIN_STOP_SIGNAL = "--signal=TERM@300"
+# trainer saves its state after the current step and exits 143, the launcher waiting for it
+# (lineage/workflow/cluster.py STOP_GRACE_S), and the profile's `retries` resubmit it to resume
+# (lineage/training/preemption.py). Ignored when run without Slurm.
 
 
 for _name in L.runs_of("base"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -149,3 +150,50 @@ def test_killed_run_resumes_to_identical_weights_and_curve(base, straight_runs, 
     assert all(torch.equal(expected[name], got[name]) for name in expected), "weights differ from the straight run"
     assert losses(tmp_path / "out.metrics.jsonl") == losses(straight / "out.metrics.jsonl")
     assert not list(recipe.glob("step_*")), "the states are removed once the final checkpoint exists"
+
+
+@pytest.mark.slow
+def test_a_stop_gets_the_time_its_save_needs_from_the_launcher_the_rule_starts(base, straight_runs, tmp_path):
+    """The training rule's launcher (lineage/workflow/cluster.py launch_command) waits STOP_GRACE_S for its ranks
+    after a SIGTERM; torch elastic alone kills them 30 s after forwarding it. Here the stop's save takes 35 s: the
+    state is complete, the launcher says where, and the rerun, which also removes a state cut off mid-write,
+    resumes to the uninterrupted run's weights bit for bit."""
+    from lineage.workflow.cluster import STOP_GRACE_S, Resources, launch_command
+
+    args = train_args(base["base"], base["sft"], tmp_path / "out", **options(tmp_path))
+    command = shlex.split(launch_command(1, 2, Resources(cpus=2, mem_mb=1, runtime=1), stop_grace=STOP_GRACE_S))
+    assignments = [word for word in command if "=" in word and word.split("=")[0].isupper()]
+    assert assignments == [f"TORCH_ELASTIC_SHUTDOWN_TIMEOUT={STOP_GRACE_S}"]
+    env = {**os.environ, "PYTHONPATH": str(SCRIPTS), "OMP_NUM_THREADS": "1", "SLOW_SAVE_S": "35"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])  # `python`: as the rules run it
+    launcher = subprocess.Popen(
+        ["env", *command, str(Path(__file__).with_name("_slow_stop_save.py")), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_for_step(launcher, tmp_path / "out.metrics.jsonl", 5)
+    os.kill(launcher.pid, signal.SIGTERM)  # the launcher alone: it forwards the signal to the ranks
+    stopped = time.monotonic()
+    output, _ = launcher.communicate(timeout=STOP_GRACE_S + 60)
+    assert time.monotonic() - stopped > 35, output[-3000:]
+    assert launcher.returncode == PREEMPTED_EXIT_CODE, output[-3000:]
+    (recipe,) = [p for p in (tmp_path / "state").iterdir() if p.is_dir()]
+    saved = complete_states(recipe)
+    logged = [json.loads(line)["step"] for line in (tmp_path / "out.metrics.jsonl").read_text().splitlines()]
+    assert saved and int(saved[-1].name.split("_")[1]) == max(logged), "the stop's own state, not a periodic one"
+    last = output.rstrip().splitlines()[-1]
+    assert "stopped by SIGTERM" in last and f"the newest complete state is {saved[-1]} " in last, output[-2000:]
+
+    cut = recipe / ".step_999999.tmp"  # what a rank killed mid-save leaves
+    cut.mkdir()
+    rerun = start(args, 2)
+    output, _ = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, output[-3000:]
+    assert f"resumed from {saved[-1]}" in output and f"removing a state whose write was cut off: {cut}" in output
+    assert not cut.exists()
+    straight = straight_runs(2)
+    expected, got = weights(straight / "out"), weights(tmp_path / "out")
+    assert all(torch.equal(expected[name], got[name]) for name in expected), "weights differ from the straight run"

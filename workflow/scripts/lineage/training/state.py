@@ -58,7 +58,8 @@ def recipe_state_dir(state_dir: str | os.PathLike, recipe_hash: str, *, prune: b
     """The states of this recipe live in their own subfolder; with `prune`, drop other recipes'.
 
     A changed hyperparameter, parent or data set makes a new recipe: its run starts from step 0
-    and the old recipe's states, which can never be resumed again, are removed.
+    and the old recipe's states, which can never be resumed again, are removed; so is a state of this
+    recipe whose write was cut off (a rank killed mid-save leaves its temporary: up to the whole state).
     """
     root = Path(state_dir)
     own = root / recipe_hash[:16]
@@ -67,6 +68,9 @@ def recipe_state_dir(state_dir: str | os.PathLike, recipe_hash: str, *, prune: b
             if other.is_dir() and other != own:
                 print(f"removing resumable state of an earlier recipe: {other}", flush=True)
                 shutil.rmtree(other, ignore_errors=True)
+        for cut in own.glob(f".{PREFIX}*.tmp"):
+            print(f"removing a state whose write was cut off: {cut}", flush=True)
+            shutil.rmtree(cut, ignore_errors=True)
     return own
 
 

@@ -25,6 +25,15 @@ from lineage.shards import read_header, shard_files
 LAUNCHER = "python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml"
 NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
 
+# A training job's end at its time limit. Slurm sends SIGTERM this long before the limit (sbatch --signal); each
+# rank finishes its step and saves its state (lineage/training/preemption.py), and the launcher, which forwards
+# the signal, waits that long for them before it kills them (torch elastic's TORCH_ELASTIC_SHUTDOWN_TIMEOUT, 30 s
+# by default: too short for a full-scale rank's ~47 GB state). The grace ends 30 s before the limit, where Slurm
+# itself would start to kill.
+STOP_LEAD_S = 300
+STOP_GRACE_S = STOP_LEAD_S - 30
+TRAIN_STOP_SIGNAL = f"--signal=TERM@{STOP_LEAD_S}"
+
 # Host memory of a training node (mem_mb: auto). No rank holds the model: each reads and writes its
 # own rows, a tensor at a time (lineage.training.checkpoint_io). What grows with the model is the
 # resumable state written in the background: every rank stages its shard of the fp32 weights and
@@ -78,12 +87,14 @@ def threads_per_process(cpus: int, world_size: int) -> int:
     return max(1, cpus // world_size)
 
 
-def launch_command(nodes: int, processes_per_node: int, resources: Resources) -> str:
+def launch_command(nodes: int, processes_per_node: int, resources: Resources, stop_grace: int | None = None) -> str:
     """The command that starts a training script's processes: `accelerate launch` on one node; on
-    several, srun with one task per node, each running that node's `accelerate launch`."""
+    several, srun with one task per node, each running that node's `accelerate launch`. With `stop_grace`
+    the launcher gives its ranks that many seconds to save after a stop signal (STOP_GRACE_S)."""
     threads = threads_per_process(resources.cpus, nodes * processes_per_node)
+    grace = f"TORCH_ELASTIC_SHUTDOWN_TIMEOUT={stop_grace} " if stop_grace is not None else ""
     if nodes == 1:
-        return f"{LAUNCHER} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
+        return f"{grace}{LAUNCHER} --num_processes {processes_per_node} --num_cpu_threads_per_process {threads}"
     step = [
         "srun",
         f"--nodes={nodes}",
@@ -94,7 +105,7 @@ def launch_command(nodes: int, processes_per_node: int, resources: Resources) ->
     ]
     if resources.gpus:  # the batch shell's SLURM_* are scrubbed: give the step its GPUs explicitly
         step.append(f"--gres=gpu:{resources.gpu_spec}")
-    return shlex.join([*step, NODE_LAUNCHER, str(processes_per_node), str(threads)])
+    return grace + shlex.join([*step, NODE_LAUNCHER, str(processes_per_node), str(threads)])  # srun passes it on
 
 
 def host_memory_mb(params: int, processes_per_node: int, nodes: int = 1) -> int:
