@@ -43,6 +43,7 @@ from lineage.training.data import BatchPlan  # noqa: E402
 from lineage.training.dist import close  # noqa: E402
 from lineage.training.loop import train  # noqa: E402
 from lineage.training.optim import build_optimizer  # noqa: E402
+from lineage.training.preemption import Preempted  # noqa: E402
 from lineage.training.packing import boundary_inputs  # noqa: E402
 from lineage.workflow.config_file import read_config  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
@@ -169,21 +170,26 @@ def main(args) -> int:
             metrics = args.metrics or Path(scratch) / "metrics.jsonl"
             options = job_options(args, run, metrics, device)
             began = time.perf_counter()
-            train(
-                options,
-                recipe,
-                env,
-                model,
-                optimizer,
-                step_data=watch.wrap(step_data),
-                loss_fn=loss_fn,
-                stat_names=stats,
-                shown=shown,
-                params=params,
-                recipe_hash="rehearsal",
-            )
+            try:
+                train(
+                    options,
+                    recipe,
+                    env,
+                    model,
+                    optimizer,
+                    step_data=watch.wrap(step_data),
+                    loss_fn=loss_fn,
+                    stat_names=stats,
+                    shown=shown,
+                    params=params,
+                    recipe_hash="rehearsal",
+                )
+            except Preempted as stopped:  # a time limit: report the steps done
+                print(f"rehearsal: {stopped}; the report covers the steps done", flush=True)
             wall = time.perf_counter() - began
-            steps = [json.loads(line) for line in metrics.read_text().splitlines()]
+            steps = [json.loads(line) for line in metrics.read_text().splitlines()] if metrics.is_file() else []
+            if not steps:
+                raise SystemExit("rehearsal: stopped before its first step ended; nothing to report")
         held = rank_model.held_bytes(model, optimizer)
         planned = planned_bytes(shape, run, recipe, world_size, degree)
         summary = watch.summary(steps, args.timed_from, world_size, held, planned, degree, wall)

@@ -30,7 +30,8 @@ class DistEnv:
 
     @property
     def is_main(self) -> bool:
-        return self.rank == 0
+        """Whether this process writes what rank 0 writes: rank 0, or a rehearsal's one process (any rank)."""
+        return self.rank == 0 or rehearsing()
 
 
 def share_cpu_threads() -> None:
@@ -185,6 +186,7 @@ def close() -> None:
 
 
 def print0(*args, **kwargs) -> None:
-    """Print on rank 0 only, flushed so that logs interleave correctly under Slurm."""
-    if not dist.is_initialized() or dist.get_rank() == 0:
+    """Print on rank 0 only (in a rehearsal, on the rank rehearsed), flushed so that logs interleave correctly
+    under Slurm."""
+    if not dist.is_initialized() or dist.get_rank() == 0 or rehearsing():
         print(*args, **kwargs, flush=True)
