@@ -43,8 +43,8 @@ from lineage.training.data import BatchPlan  # noqa: E402
 from lineage.training.dist import close  # noqa: E402
 from lineage.training.loop import train  # noqa: E402
 from lineage.training.optim import build_optimizer  # noqa: E402
-from lineage.training.preemption import Preempted  # noqa: E402
 from lineage.training.packing import boundary_inputs  # noqa: E402
+from lineage.training.preemption import Preempted  # noqa: E402
 from lineage.workflow.config_file import read_config  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
 from planning.measured import CHAT_LOSS_SHARE  # noqa: E402
