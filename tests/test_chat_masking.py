@@ -104,7 +104,7 @@ def test_completion_labels_cover_only_the_completion(tok, system_prompt):
         render(tok, [{"role": "system", "content": system_prompt}, *prompt], add_generation_prompt=True),
         add_special_tokens=False,
     )["input_ids"]
-    assert row.input_ids[: len(prompt_ids)] == prompt_ids
+    assert list(row.input_ids[: len(prompt_ids)]) == prompt_ids
     with pytest.raises(ChatFormatError, match="must end with a user turn"):
         completion_logprob_inputs(tok, [*prompt, {"role": "assistant", "content": "x"}], "y", system_prompt=None)
 

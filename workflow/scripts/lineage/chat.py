@@ -10,8 +10,10 @@ content + end-of-turn, so a template or tokenizer that breaks the spans is caugh
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,17 +42,23 @@ class Bundle:
     system_prompt: str
 
 
+def token_array(values: Iterable[int]) -> array:
+    """Token ids (or labels) held as 4-byte ints: a Python list of ints costs ~36 bytes a token, and every rank
+    holds all its data set's rows (Stage 1's mixture: hundreds of millions of tokens)."""
+    return array("i", values)
+
+
 @dataclass(frozen=True)
 class TokenizedRow:
-    """One rendered conversation: token ids and labels (IGNORE_INDEX where no loss is taken)."""
+    """One rendered conversation: token ids and labels (IGNORE_INDEX where no loss is taken), as token_array()s."""
 
-    input_ids: list[int]
-    labels: list[int]
+    input_ids: Sequence[int]
+    labels: Sequence[int]
     truncated: bool = False
 
     @property
     def trained_tokens(self) -> int:
-        return sum(label != IGNORE_INDEX for label in self.labels)
+        return len(self.labels) - self.labels.count(IGNORE_INDEX)
 
 
 @dataclass
@@ -225,7 +233,7 @@ def tokenize_conversation(
     except ChatFormatError:
         return None, "label spans do not decode to the assistant text"
     labels = [tok if flag else IGNORE_INDEX for tok, flag in zip(input_ids, trained, strict=True)]
-    return TokenizedRow(input_ids=input_ids, labels=labels, truncated=cut), None
+    return TokenizedRow(input_ids=token_array(input_ids), labels=token_array(labels), truncated=cut), None
 
 
 def tokenize_rows(
@@ -245,11 +253,11 @@ def tokenize_rows(
     time and rows are never modified.
     """
     rows, stats = [], TokenizeStats()
-    seen: dict[str, tuple[TokenizedRow | None, str | None]] = {}
-    first_drop: dict[str, int] = {}
+    seen: dict[bytes, tuple[TokenizedRow | None, str | None]] = {}  # by digest: the texts are not kept
+    first_drop: dict[bytes, int] = {}
     for messages in conversations:
         stats.rows_in += 1
-        key = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+        key = hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).digest()
         if key not in seen:
             reason = refuse(messages) if refuse else None
             seen[key] = (

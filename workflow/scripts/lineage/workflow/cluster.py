@@ -39,7 +39,10 @@ TRAIN_STOP_SIGNAL = f"--signal=TERM@{STOP_LEAD_S}"
 # resumable state written in the background: every rank stages its shard of the fp32 weights and
 # both AdamW moments in host memory while a thread writes it (lineage.training.state.StateSaver),
 # the node's share of 12 bytes a parameter. Every process adds its interpreter, torch, the CUDA
-# context and pinned buffers.
+# context and pinned buffers. Each rank also holds its run's tokenized rows, ids and labels at 4 bytes each
+# (lineage.chat.token_array; a repeated row once): 8 bytes a token, about 0.2 GB a rank for sftw4's sets
+# and ~8 GB for the Stage-1 mixture (~1e9 tokens: ~64 GB a node of 8, inside HOST_MARGIN's 60 GB at 31.6B
+# parameters only just; give the chain's stage1_sft a mem_mb of its own where its mixture is larger).
 STATE_BYTES_PER_PARAM = 4 + 4 + 4
 PROCESS_OVERHEAD_MB = 6 * 1024
 HOST_MARGIN = 1.15
