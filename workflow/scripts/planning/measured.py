@@ -1,4 +1,4 @@
-"""What the planner takes from measurements on one H200 (benchmarks/RESULTS.md; one ratio from an H100), each
+"""What the planner takes from measurements (benchmarks/RESULTS.md; the full scale's MFU from the rehearsal of a rank on one H100), each
 with the run that gave it: MFU by pack size, peak memory of the memory model's check runs, checkpoint I/O and
 decoding rates. A new measurement changes a figure here and nothing else."""
 
@@ -7,30 +7,28 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# The full scale's settings by pack size: each micro-batch's grouped expert GEMMs get fewer rows at smaller packs
-# (4,096 tokens x top-6 / 128 experts = 192 an expert) and the fixed per-micro-batch work (FSDP's copies and
-# casts, kernel launches for 52 layers three times) is spread over fewer tokens. One rank of the card's node
-# (30b_a3b_rank8: 52 layers, the 16 experts a rank holds at E = 8) at its 64-row share of the 512-row step,
-# blocks compiled under full checkpointing whose rerun leaves out each block's last product, the trainer's expert
-# dispatch; without attention FLOPs, as step_time counts them. 32,768: the chunked in-place loss, steps 3-10
-# (train_speed.sh rk_full_32k_inplace_chunked_64, 2026-12-05; liger's loss 34.6% in the same call, 33.7% and
-# 33.6% on 2026-12-04). The smaller packs: liger's loss on the H200 (rk_full_{4k,8k,16k}_liger_64, 2026-12-04)
-# times the chunked loss's speed over liger's at that pack on one H100 at the rank's first 26 layers (2026-12-06;
-# benchmarks/run_table.py's paired steps 4-8, the median; the lower of two calls where two ran). The same transfer
-# at 32,768 (1.035x on the H100 against the H200's 1.019x) would overstate that row by 2%; the small packs' steps
-# vary by +-15%, the larger uncertainty.
-_LIGER_MFU_BY_PACK = {4096: 0.099, 8192: 0.158, 16384: 0.307}
-_CHUNKED_OVER_LIGER = {4096: 1.111, 8192: 1.224, 16384: 1.080}
+# The full scale's settings by pack size, without attention FLOPs (as step_time counts): rank 0 of the card's node
+# rehearsed on one H100 (tools/rehearse.py sftw2 --scale full, 2026-12-06, torch 2.11): FSDP2 over 8, E = 8 with
+# its dispatch (balanced routing), all 52 layers compiled under full checkpointing, the chunked in-place loss,
+# rows of 4,096 tokens. 32,768: 32.1% (33.1% with attention), steps 3-8; 16,384: 30.4% with attention over steps
+# 3-7 (the call ended before its summary), 29.5% without at the 32k run's attention share. Each micro-batch's
+# grouped expert GEMMs get fewer rows at smaller packs and the fixed per-micro-batch work (FSDP's copies, launches
+# for 52 layers three times) is spread over fewer tokens. 4,096 and 8,192: the world-1 stand-in's figures (liger's
+# loss on the H200 times the chunked loss's paired gain on an H100) times the rehearsal's 0.915 of the stand-in at
+# 32,768 (derived, not rehearsed).
+_STANDIN_MFU_BY_PACK = {4096: 0.099 * 1.111, 8192: 0.158 * 1.224, 32768: 0.351}
+_REHEARSED_MFU_BY_PACK = {16384: 0.295, 32768: 0.321}
+_REHEARSED_OVER_STANDIN = _REHEARSED_MFU_BY_PACK[32768] / _STANDIN_MFU_BY_PACK[32768]
 MEASURED_MFU_BY_PACK = {
-    **{pack: round(mfu * _CHUNKED_OVER_LIGER[pack], 3) for pack, mfu in _LIGER_MFU_BY_PACK.items()},
-    32768: 0.351,
+    4096: round(_STANDIN_MFU_BY_PACK[4096] * _REHEARSED_OVER_STANDIN, 3),
+    8192: round(_STANDIN_MFU_BY_PACK[8192] * _REHEARSED_OVER_STANDIN, 3),
+    **_REHEARSED_MFU_BY_PACK,
 }
-# DPO's own run at its packs of 16,384 tokens (dpo_speed.sh e_rank_full_16k_64: 64 pairs, compiled loss, the
-# same rank shape and checkpointing; 2026-12-04, without attention FLOPs). DPO at another pack follows the SFT
-# curve, scaled to meet this point. The chunked loss at 32,768-token packs ran at 0.996x its speed (one H100, 26
-# layers, steps 4-8 paired, 2026-12-06: dpo_speed.sh e_rank_full_32k_inplace_chunked_64), so DPO keeps this point.
-MEASURED_DPO_MFU = (16384, 0.330)
-MEASURED_MFU = MEASURED_MFU_BY_PACK[32768]  # the full scale's SFT pack: the default for a single job
+# DPO's own rehearsal at its packs of 16,384 tokens with the chunked loss (tools/rehearse.py dpo1 --scale full, one
+# H100, 2026-12-06): 30.8% with attention over steps 3-6, 29.9% without at the same share. DPO at another pack
+# follows the SFT curve, scaled to meet this point.
+MEASURED_DPO_MFU = (16384, 0.299)
+MEASURED_MFU = MEASURED_MFU_BY_PACK[16384]  # the full scale's SFT pack: the default for a single job
 CHAT_LOSS_SHARE = 0.72  # trained tokens / tokens of the benchmark chat rows (2,007,140 / 2,789,514)
 
 # Checkpoint I/O (benchmarks/checkpoint_io.py; RESULTS.md "Checkpoint I/O"): one rank's bytes per second reading
