@@ -227,10 +227,9 @@ def evaluate(
 def main(argv=None) -> int:
     started = time.perf_counter()
     args = parse_args(argv)
+    tdist.check_device(args.device)  # before any file is read: the job cannot run here at all
     parts = selected_parts(args)
     selections = [select(part, args.seed) for part in parts]  # every item file checked before the load
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: no CUDA device is visible")
     env = tdist.init_distributed(args.device)
     try:
         replicas = Replicas(env.rank, env.world_size)

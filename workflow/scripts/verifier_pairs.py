@@ -137,10 +137,9 @@ def write_outputs(args: argparse.Namespace, rows: list[dict], stats: dict) -> No
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    tdist.check_device(args.device)
     started = time.perf_counter()
     items = load_prompts(args.prompts, args.eval_items)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: no CUDA device is visible")
     env = tdist.init_distributed(args.device)
     try:
         model = load_replica(args.model, env, dtype=DTYPES[args.dtype])

@@ -43,6 +43,7 @@ EXIT_CODES = {
     "IntegrityError": 5,
     "DiskFullError": 6,
     "PunktMissingError": 7,
+    "DeviceMissingError": 7,
     "StateLockedError": 7,
     "DivergedError": 8,
 }

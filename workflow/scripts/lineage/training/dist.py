@@ -20,6 +20,10 @@ import torch.distributed as dist
 from lineage.training.lifetime import die_with_parent
 
 
+class DeviceMissingError(RuntimeError):
+    """A job asked for a device this machine does not have; the message says what torch sees."""
+
+
 @dataclass(frozen=True)
 class DistEnv:
     rank: int
@@ -70,6 +74,15 @@ def training_allocator() -> str:
     return f"PYTORCH_CUDA_ALLOC_CONF={TRAINING_ALLOCATOR}"
 
 
+def check_device(device: str) -> None:
+    """Refuse `--device cuda` where torch sees no GPU, in one line that says what torch is."""
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DeviceMissingError(
+            f"--device cuda was asked for, but torch {torch.__version__} sees no GPU (CUDA build: "
+            f"{torch.version.cuda or 'none, a CPU build'}); run on a GPU machine, or pass --device cpu"
+        )
+
+
 def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: bool = False) -> DistEnv:
     """Join (or create) the process group: nccl on GPUs, gloo on CPU; a launched rank dies with its launcher.
     `training`: the CUDA allocator is set up for training (training_allocator)."""
@@ -78,9 +91,8 @@ def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: b
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    check_device(device)
     use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
-    if use_cuda and not torch.cuda.is_available():
-        raise RuntimeError("--device cuda was asked for but torch sees no GPU; use --device cpu or auto")
     if use_cuda:
         if training:
             setting = training_allocator()
