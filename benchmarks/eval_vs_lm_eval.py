@@ -53,7 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from eval import DTYPES, add_run_arguments, row, timed, top2_gap  # noqa: E402  (benchmarks/eval.py)
+from cuda_timing import wall as timed  # noqa: E402
+from eval import DTYPES, add_run_arguments, row, top2_gap  # noqa: E402  (benchmarks/eval.py)
 
 from lineage.checkpoint import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
