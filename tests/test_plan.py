@@ -139,15 +139,18 @@ def test_the_lineage_table_plans_every_trained_run_on_each_node_count(capsys):
 
 
 def test_a_run_is_planned_with_its_own_full_scale_overrides(capsys):
-    """sftwFr6 retrains on 6 GPUs (504 rows, E=2): its rows plan that job, not the scale's 8 GPUs and E=8,
-    and say that its fp32 state over 6 GPUs alone leaves no room on 80 GiB."""
+    """sftwFr6 retrains on nodes of 6 GPUs (504 rows, E=2): its rows plan that job on its own two nodes, not the
+    scale's one node of 8 and E=8; on one node of 6 its fp32 state alone leaves no room on an H100."""
     assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "8"]) == 0
     out = capsys.readouterr().out
-    (row,) = rows(out, "sftwFr6 (rejected; expert_parallel 2; global_batch_rows 504; processes 6)", e=2)
-    assert row["tokens"] == f"{504 * 4096:,}" and float(row["micro"]) == 11  # 63 packs of 32,768 over 6 ranks
-    assert row["nofit"] and float(row["gib"]) > 31.6e9 * 16 / 6 / 1024**3  # weights, gradients, 2 moments
+    shown = "sftwFr6 (rejected; expert_parallel 2; global_batch_rows 504; nodes 2; processes 6)"
+    (row,) = rows(out, shown, nodes=2, e=2)
+    assert row["tokens"] == f"{504 * 4096:,}" and float(row["micro"]) == 11  # 126 packs of 16,384 over 12 ranks
+    assert not row["nofit"] and float(row["gib"]) > 31.6e9 * 16 / 12 / 1024**3  # weights, gradients, 2 moments
+    (hybrid,) = rows(out, shown, nodes=2, e=2, sharding="hybrid")  # sharded within a node of 6: does not fit
+    assert hybrid["nofit"] and float(hybrid["gib"]) > 31.6e9 * 16 / 6 / 1024**3
     (default,) = rows(out, "sftwF", e=8)
-    assert not default["nofit"] and int(row["host"].replace(",", "")) < int(default["host"].replace(",", ""))
+    assert not default["nofit"]
 
 
 def test_dpo_steps_are_planned_with_the_real_pair_lengths(tmp_path, capsys):
@@ -224,8 +227,10 @@ def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
     assert bound["source"].strip() == "every pair at 2 x max_length"  # no stats for the verifier pairs
 
 
-def test_expert_parallelism_is_what_lets_the_card_model_train_on_packs_of_32k(capsys):
-    """Measured MFU rises with the pack and is read between the measured packs; at 32,768 only E=8 fits 80 GiB."""
+def test_expert_parallelism_is_what_lets_the_card_model_train_and_32k_packs_do_not_fit_an_h100(capsys):
+    """Measured MFU rises with the pack and is read between the measured packs. At 16,384 only E=8 fits an H100;
+    at 32,768 not even E=8 does once the CUDA context and NCCL's buffers are counted (the rehearsal's finding:
+    75.2 GiB allocated, 78.4 reserved, against 79.18)."""
     for pack, mfu in measured.MEASURED_MFU_BY_PACK.items():
         assert measured.mfu_at(pack) == pytest.approx(mfu)
     assert (
@@ -238,10 +243,15 @@ def test_expert_parallelism_is_what_lets_the_card_model_train_on_packs_of_32k(ca
     assert measured.mfu_at(1024) == measured.mfu_at(4096) and measured.mfu_at(65536) == measured.mfu_at(
         32768
     )  # held at the ends
-    assert plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", "32768"]) == 0
-    out = capsys.readouterr().out
-    (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
-    assert one["nofit"] and not eight["nofit"] and float(eight["gib"]) <= 80
+    for pack, fits_e8 in ((16384, True), (32768, False)):
+        assert (
+            plan.main(["--lineage", "--nodes-list", "1", "--expert-parallel-list", "1,8", "--pack-tokens", str(pack)])
+            == 0
+        )
+        out = capsys.readouterr().out
+        (one,), (eight,) = rows(out, "sftw2"), rows(out, "sftw2", e=8)
+        assert one["nofit"] and bool(eight["nofit"]) != fits_e8, (pack, eight)
+        assert float(eight["gib"]) <= memory.H100_GIB or not fits_e8
 
 
 def test_dpo_is_planned_at_its_own_measured_mfu_and_follows_the_sft_curve_elsewhere():

@@ -150,14 +150,17 @@ def _full_scale(tmp_path, speed_edit=None):
 
 
 def test_dpo_runs_take_their_own_speed_keys_at_full_scale(tmp_path):
-    """SFT packs 32,768 tokens with the chunked in-place loss (no logits kept); speed.dpo gives DPO runs their own
-    packs and loss (16,384 and the compiled loss, as measured); a loss that gives no per-token log-probability
-    (liger) reaching DPO without speed.dpo is refused by name."""
+    """SFT packs 16,384 tokens with the chunked in-place loss (no logits kept); speed.dpo gives DPO runs their own
+    packs and loss (the same today, as rehearsed); a loss that gives no per-token log-probability (liger) reaching
+    DPO without speed.dpo is refused by name."""
     runs = _full_scale(tmp_path).runs
-    assert (runs["sftw2"].recipe.fused_loss, runs["sftw2"].recipe.pack_tokens) == ("inplace_chunked", 32768)
-    assert (runs["dpo2"].recipe.fused_loss, runs["dpo2"].recipe.pack_tokens) == ("compiled", 16384)
+    assert (runs["sftw2"].recipe.fused_loss, runs["sftw2"].recipe.pack_tokens) == ("inplace_chunked", 16384)
+    assert (runs["dpo2"].recipe.fused_loss, runs["dpo2"].recipe.pack_tokens) == ("inplace_chunked", 16384)
+    compiled = _full_scale(tmp_path, lambda speed: speed["dpo"].update(fused_loss="compiled", pack_tokens=8192)).runs
+    assert (compiled["dpo2"].recipe.fused_loss, compiled["dpo2"].recipe.pack_tokens) == ("compiled", 8192)
+    assert compiled["sftw2"].recipe.fused_loss == "inplace_chunked"  # DPO's keys stay DPO's
     without = _full_scale(tmp_path, lambda speed: speed.pop("dpo")).runs  # the chunked loss serves DPO too
-    assert (without["dpo2"].recipe.fused_loss, without["dpo2"].recipe.pack_tokens) == ("inplace_chunked", 32768)
+    assert (without["dpo2"].recipe.fused_loss, without["dpo2"].recipe.pack_tokens) == ("inplace_chunked", 16384)
     from lineage.workflow.checks import ConfigError
 
     def liger_without_dpo_keys(speed):

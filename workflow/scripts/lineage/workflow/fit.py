@@ -5,7 +5,8 @@ it plans and what would make it fit. The memory is the planner's (planning/memor
 meta device, the run's own world size, expert parallelism, packs and head loss, plus the reserve for the CUDA
 context and NCCL), against the device's total as torch reports it (`scales.<scale>.train.gpu_gib`, default an
 H100 80GB's 79.18). The model is the Stage-1 checkpoint's or the Base's config.json, or the built Base's shape;
-with neither on disk there is nothing to plan from and nothing is refused.
+with neither on disk (or a config.json of no model type transformers knows) there is nothing to plan from and
+nothing is refused here.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def trained_config(settings: dict[str, Any], base: Path):
 
     try:
         return AutoConfig.from_pretrained(base / source)  # a local folder: nothing is downloaded
-    except ValueError as err:
-        raise ConfigError(f"{source}/config.json: {err}") from None
+    except ValueError:  # no model type transformers knows: the training job itself says so
+        return None
 
 
 def check_fit(lineage, settings: dict[str, Any], base: Path) -> None:
