@@ -29,7 +29,7 @@ from lineage.workflow.cluster import (  # noqa: E402
     TRAIN_STOP_SIGNAL,
     launch_command,
 )
-from lineage.workflow.codedeps import code_digest  # noqa: E402
+from lineage.workflow.codedeps import code_digest, keep_facts  # noqa: E402
 from lineage.workflow.digests import (  # noqa: E402
     DigestCache,
     check_companions,
@@ -87,6 +87,10 @@ def code(script):
     reruns exactly the jobs whose scripts import it (and what descends from them). The files are
     not inputs, so their modification times are never compared."""
     return code_digest(f"{SCRIPTS}/{script}", SCRIPTS)
+
+
+# What each start learns parsing the scripts' modules, kept by their bytes for the next (every Slurm job starts one)
+keep_facts(Path(".snakemake") / "code_facts.json")
 
 
 # --- content, not times ------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """A job's code: its script's import closure in workflow/scripts, read from the source, each file by its syntax."""
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -104,7 +106,6 @@ def test_the_syntax_digest_ignores_comments_docstrings_and_layout_and_sees_every
 
     def digest(text: str) -> str:
         path.write_text(text)
-        syntax_digest.cache_clear()
         return syntax_digest(path)
 
     base = digest('"""Doc."""\n\ndef f(x):\n    """Why."""\n    return x + 1  # add\n')
@@ -120,3 +121,32 @@ def test_the_code_param_names_each_file_of_the_closure_with_its_digest():
     names = [item.rsplit(":", 1)[0] for item in value.split()]
     assert names == sorted(names) and "train_dpo.py" in names and "lineage/training/pairs.py" in names
     assert all(len(item.rsplit(":", 1)[1]) == 16 for item in value.split())
+
+
+def test_facts_kept_across_processes_are_found_by_the_bytes_not_the_file(tmp_path):
+    """A Snakemake start reads the kept facts (keep_facts) instead of parsing: keyed by the source's sha256, so an
+    edit is parsed anew whatever its modification time, and a file that returns to old bytes reuses their facts."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "m.py"
+    kept = tmp_path / "facts.json"
+    code = (
+        "import sys; from pathlib import Path; from lineage.workflow import codedeps as c; "
+        f"c.keep_facts({str(kept)!r}); print(c.syntax_digest(Path({str(module)!r})))"
+    )
+
+    def digest_in_a_new_process(text: str) -> str:
+        module.write_text(text)
+        os.utime(module, ns=(0, 0))  # the same mtime every time: only the bytes can tell
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCRIPTS)}
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    first = digest_in_a_new_process("def f(x):\n    return x + 1\n")
+    assert len(json.loads(kept.read_text())) == 1
+    assert digest_in_a_new_process("def f(x):\n    return x + 2\n") != first
+    assert digest_in_a_new_process("def f(x):\n    return x + 1\n") == first
+    assert syntax_digest(module) == first  # and this process, which never read the kept file, agrees

@@ -16,8 +16,11 @@ library, torch, ...) are not followed; their versions are the software environme
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import hashlib
+import json
+import os
 from pathlib import Path
 
 
@@ -37,9 +40,11 @@ def import_closure(script: str | Path, root: str | Path) -> list[str]:
     return sorted(str(root / p.resolve().relative_to(base)) for p in found)
 
 
+@functools.cache
 def code_digest(script: str | Path, root: str | Path) -> str:
     """`<file>:<digest>` for `script` and every project module it imports, space-separated, in
-    path order (paths relative to `root`; 16 hex digits of each file's syntax digest)."""
+    path order (paths relative to `root`; 16 hex digits of each file's syntax digest). Once per script
+    and process: the rules of many runs share a script, and a parse asks for each rule's code."""
     root = Path(root)
     return " ".join(
         f"{Path(name).relative_to(root)}:{syntax_digest(Path(name).resolve())[:16]}"
@@ -47,11 +52,64 @@ def code_digest(script: str | Path, root: str | Path) -> str:
     )
 
 
-@functools.cache
 def syntax_digest(path: Path) -> str:
     """sha256 of a module's syntax without its docstrings: what runs, not how it is written."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _facts(path)["digest"]
+
+
+# What a parse learns of a source file (its syntax digest, its import statements, whether it lists its folder)
+# depends on the file's bytes alone: kept by the bytes' sha256, in this process and, once `keep_facts` named a
+# file, across processes. Every Snakemake start (each job of a Slurm run starts one) parses every module of
+# every rule's closure otherwise; reading and hashing the bytes is ~1% of that.
+_KNOWN: dict[str, dict] = {}
+_USED: set[str] = set()
+
+
+def keep_facts(path: str | Path) -> None:
+    """Read the facts kept in `path` and write back the ones this process used when it exits (atomically; two
+    writers lose at most each other's entries, which costs a parse, never a wrong digest)."""
+    path = Path(path)
+    try:
+        _KNOWN.update(json.loads(path.read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        pass
+
+    def save() -> None:
+        if not _USED:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({key: _KNOWN[key] for key in sorted(_USED)}))
+        os.replace(temporary, path)
+
+    atexit.register(save)
+
+
+def _facts(path: Path) -> dict:
+    source = path.read_bytes()
+    key = hashlib.sha256(source).hexdigest()
+    _USED.add(key)
+    if key not in _KNOWN:
+        _KNOWN[key] = _parse_facts(source, path)
+    return _KNOWN[key]
+
+
+def _parse_facts(source: bytes, path: Path) -> dict:
+    try:
+        tree = ast.parse(source.decode("utf-8"), filename=str(path))
+    except SyntaxError as err:
+        raise SyntaxError(f"{path}: cannot compute its imports ({err.msg}, line {err.lineno})") from None
+    imports, lists_folder = [], False
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports += [[0, alias.name, None] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            imports.append([node.level, node.module, [alias.name for alias in node.names]])
+        elif (
+            isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "iter_modules"
+        ):
+            lists_folder = True
+    for node in ast.walk(tree):  # the docstrings dropped: what runs, not how it is written
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if (
@@ -60,30 +118,26 @@ def syntax_digest(path: Path) -> str:
                 and isinstance(first.value.value, str)
             ):
                 node.body = node.body[1:] or [ast.Pass()]
-    return hashlib.sha256(ast.unparse(tree).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(ast.unparse(tree).encode("utf-8")).hexdigest()
+    return {"digest": digest, "imports": imports, "lists_folder": lists_folder}
 
 
 @functools.cache
 def _imported_files(path: Path, root: Path) -> tuple[Path, ...]:
     """Project files that importing `path` executes directly (not transitively)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except SyntaxError as err:
-        raise SyntaxError(f"{path}: cannot compute its imports ({err.msg}, line {err.lineno})") from None
     package = _package_of(path, root)
     files: list[Path] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                files += _module_files(alias.name.split("."), root)
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve_from(node, package)
-            if base is None:
-                continue
-            files += _module_files(base, root)
-            for alias in node.names:  # `from pkg import mod` imports pkg/mod.py when it is a module
-                if alias.name != "*":
-                    files += _module_files([*base, alias.name], root, only_last=True)
+    for level, module, names in _facts(path)["imports"]:
+        if names is None:  # import a.b.c
+            files += _module_files(module.split("."), root)
+            continue
+        base = _resolve_from(level, module, package)
+        if base is None:
+            continue
+        files += _module_files(base, root)
+        for name in names:  # `from pkg import mod` imports pkg/mod.py when it is a module
+            if name != "*":
+                files += _module_files([*base, name], root, only_last=True)
     return tuple(dict.fromkeys(f for f in files if f != path))
 
 
@@ -93,14 +147,14 @@ def _package_of(path: Path, root: Path) -> list[str]:
     return list(relative.parts[:-1])
 
 
-def _resolve_from(node: ast.ImportFrom, package: list[str]) -> list[str] | None:
-    """The module parts named by `from X import ...`, with relative levels resolved."""
-    names = node.module.split(".") if node.module else []
-    if node.level == 0:
+def _resolve_from(level: int, module: str | None, package: list[str]) -> list[str] | None:
+    """The module parts named by `from X import ...` (`level` dots before X), with relative levels resolved."""
+    names = module.split(".") if module else []
+    if level == 0:
         return names
-    if node.level - 1 > len(package):
+    if level - 1 > len(package):
         return None
-    return [*package[: len(package) - (node.level - 1)], *names]
+    return [*package[: len(package) - (level - 1)], *names]
 
 
 def _module_files(parts: list[str], root: Path, *, only_last: bool = False) -> list[Path]:
@@ -123,12 +177,7 @@ def _module_files(parts: list[str], root: Path, *, only_last: bool = False) -> l
     return files
 
 
-@functools.cache
 def _lists_its_folder(init: Path) -> bool:
     """A package that imports its modules by listing its folder (`pkgutil.iter_modules(__path__)`,
     a registry such as lineage.evaluation.benchmarks) depends on every module it finds there."""
-    tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
-    return any(
-        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "iter_modules"
-        for node in ast.walk(tree)
-    )
+    return _facts(init)["lists_folder"]
