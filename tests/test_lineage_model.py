@@ -74,7 +74,11 @@ def test_a_run_recipe_is_the_card_value_times_the_scale_and_every_field_is_given
             scales__full__resources__train__mem_mb=900000,
         )
     )
-    assert full.runs["sftwFr6"].world_size == 6 and full.runs["sftwFr6"].recipe.global_batch_rows == 504
+    assert (
+        full.runs["sftwFr6"].world_size == 12
+        and full.runs["sftwFr6"].processes_per_node == 6
+        and full.runs["sftwFr6"].recipe.global_batch_rows == 504
+    )
     assert full.runs["sftw2"].recipe.lr == 5e-6 and full.runs["sftw2"].device == "cuda"
 
 
