@@ -22,6 +22,7 @@ permutation of the copies), `position` its inverse (the row of copy c).
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 
@@ -66,7 +67,11 @@ def _summed_copies(rows: torch.Tensor, position: torch.Tensor, top_k: int) -> to
     return total.to(rows.dtype)
 
 
-_summed_copies_fused = torch.compile(_summed_copies, dynamic=True)  # gather, fp32 sum and cast: one kernel
+@functools.cache
+def _summed_copies_fused():
+    """_summed_copies compiled (gather, fp32 sum and cast: one kernel), made on first use: compiling imports
+    Inductor (~1 s at start-up), which a CPU run never needs."""
+    return torch.compile(_summed_copies, dynamic=True)
 
 
 class _SumCopies(torch.autograd.Function):
@@ -78,7 +83,7 @@ class _SumCopies(torch.autograd.Function):
     @staticmethod
     def forward(ctx, rows: torch.Tensor, order: torch.Tensor, position: torch.Tensor, top_k: int) -> torch.Tensor:
         ctx.token_of_row = order // top_k  # a few MB of indices, held until backward
-        summed = _summed_copies_fused if rows.is_cuda else _summed_copies
+        summed = _summed_copies_fused() if rows.is_cuda else _summed_copies
         return summed(rows, position, top_k)
 
     @staticmethod
