@@ -51,6 +51,7 @@ CATEGORIES = (
     ("communication (NCCL)", r"nccl"),
     ("host blocked: launch queue full (not a kernel)", r"command buffer full"),
     ("attention", r"flash|fmha|attention|attn"),
+    ("Mamba-2 scan and conv (kernels)", r"chunk_scan|chunk_state|state_passing|bmm_chunk|chunk_cumsum|causal_conv1d"),
     ("grouped GEMM (experts)", r"grouped|GroupProblemShape|group_gemm"),
     ("GEMM", r"gemm|cutlass|xmma|nvjet|cublas|matmul|splitK"),
     ("optimizer and grad norm (foreach)", r"multi_tensor|adam|foreach"),

@@ -41,6 +41,7 @@ from lineage.workflow.digests import (  # noqa: E402
 from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
 from lineage.errors import EXIT_CODES  # noqa: E402
 from lineage.workflow.checks import ConfigError, flags, schema_reason  # noqa: E402
+from lineage.workflow.local_gpus import check_local_gpus, local_gpus  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
 from lineage.screening import control_tokens  # noqa: E402
 
@@ -66,6 +67,18 @@ try:
 except ConfigError as err:
     refuse(err)
 P = L.paths
+
+
+onstart:
+    # jobs about to run on this machine (not a dry run, --touch or a cluster's executor): its GPUs must do
+    if workflow.executor_plugin.name == "local":
+        try:
+            check_local_gpus(
+                L, config["scales"][config["scale"]], config["scale"], local_gpus()
+            )
+        except ConfigError as err:
+            refuse(err)
+
 
 # Scripts run as `python ...`: this interpreter's bin/ goes first on PATH so that they run in the
 # environment that runs Snakemake (a rule's conda env, when deploying with conda, comes first).

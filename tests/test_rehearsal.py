@@ -86,9 +86,11 @@ def test_the_embedded_sftw2_rehearsed_as_rank_5_of_8_with_its_experts_split(tmp_
         "--expert-parallel",
         "4",
         "--steps",
-        "3",
+        "5",
         "--timed-from",
         "2",
+        "--profile-steps",
+        "1",
         "--summary",
         str(summary),
     )

@@ -18,6 +18,7 @@ Run as (repository root; a GPU for the full scale, the CPU for the embedded one)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -50,6 +51,9 @@ from lineage.workflow.runs import build_lineage  # noqa: E402
 from planning.measured import CHAT_LOSS_SHARE  # noqa: E402
 from planning.memory import gpu_reserve, plan  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from sft_throughput import profile_tables, step_profiler  # noqa: E402  (one home for the profile's tables)
+
 CARD_SHAPE = ("nemotron_h", "30b_a3b", 131072)  # the card's Base, as the planner assumes it (lineage.modeling)
 ASSUMED = (
     "collectives move no data: FSDP's all-gather tiles this rank's shard, its reduce-scatter keeps this rank's "
@@ -79,6 +83,22 @@ def parse_args(argv=None):
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: the run's")
     parser.add_argument("--metrics", type=Path, default=None, help="also keep the trainer's metrics.jsonl here")
     parser.add_argument("--summary", type=Path, default=None, help="write the summary as JSON here")
+    parser.add_argument(
+        "--profile-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="profile the last N steps (torch.profiler; GPU time by kernel category and launching op); the "
+        "summary's medians end before them",
+    )
+    parser.add_argument(
+        "--capacity-gib",
+        type=float,
+        default=None,
+        help="the headroom against this many GiB a GPU (a rehearsal on a bigger GPU for the card's H100: 79.18); "
+        "default: this device's",
+    )
+    parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     return parser.parse_args(argv)
 
 
@@ -95,6 +115,11 @@ def resolve(args):
         for k, v in (("global_batch_rows", args.global_batch_rows), ("micro_batch_rows", args.micro_batch_rows))
         if v
     }
+    if args.profile_steps and args.profile_steps + 2 > args.steps - args.timed_from + 1:
+        raise SystemExit(
+            f"--profile-steps {args.profile_steps} leaves no timed step: give --steps >= "
+            f"{args.timed_from + args.profile_steps + 1}"
+        )
     recipe = dataclasses.replace(
         run.recipe, steps=args.steps, warmup_steps=min(run.recipe.warmup_steps, args.steps), **changes
     )
@@ -165,8 +190,10 @@ def main(args) -> int:
             f"{'packs of ' + format(recipe.tokens_per_pack, ',') + ' tokens' if recipe.packing else 'padded'}",
             flush=True,
         )
-        watch = StepWatch(device)
-        with tempfile.TemporaryDirectory() as scratch:
+        watch = StepWatch(device, args.capacity_gib)
+        profiled_from = recipe.steps - args.profile_steps + 1  # 1-based, as in the metrics
+        prof = step_profiler(env, profiled_from, args.profile_steps) if args.profile_steps else None
+        with tempfile.TemporaryDirectory() as scratch, prof or contextlib.nullcontext():
             metrics = args.metrics or Path(scratch) / "metrics.jsonl"
             options = job_options(args, run, metrics, device)
             began = time.perf_counter()
@@ -177,7 +204,7 @@ def main(args) -> int:
                     env,
                     model,
                     optimizer,
-                    step_data=watch.wrap(step_data),
+                    step_data=watch.wrap(step_data, prof),
                     loss_fn=loss_fn,
                     stat_names=stats,
                     shown=shown,
@@ -186,15 +213,25 @@ def main(args) -> int:
                 )
             except Preempted as stopped:  # a time limit: report the steps done
                 print(f"rehearsal: {stopped}; the report covers the steps done", flush=True)
+                prof = None
+            if prof:
+                prof.step()  # closes the window that ends at the last step
             wall = time.perf_counter() - began
             steps = [json.loads(line) for line in metrics.read_text().splitlines()] if metrics.is_file() else []
             if not steps:
                 raise SystemExit("rehearsal: stopped before its first step ended; nothing to report")
         held = rank_model.held_bytes(model, optimizer)
         planned = planned_bytes(shape, run, recipe, world_size, degree)
-        summary = watch.summary(steps, args.timed_from, world_size, held, planned, degree, wall)
+        # the profiler's warm-up step and the profiled ones are not timed
+        timed_to = profiled_from - 2 if prof else recipe.steps
+        summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, degree, wall)
         print(watch.table(steps, world_size), flush=True)
         print(summary["text"], flush=True)
+        if prof:
+            profiled = sum(r["step_time_s"] for r in steps if r["step"] >= profiled_from)
+            print(profile_tables(prof, args.profile_steps, 20, profiled), flush=True)
+            if args.trace:
+                prof.export_chrome_trace(str(args.trace))
         if args.summary:
             args.summary.write_text(json.dumps({k: v for k, v in summary.items() if k != "text"}, indent=2) + "\n")
     finally:

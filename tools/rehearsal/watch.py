@@ -29,8 +29,9 @@ class Reading:
 
 
 class StepWatch:
-    def __init__(self, device: torch.device):
+    def __init__(self, device: torch.device, capacity_gib: float | None = None):
         self.device = device
+        self.capacity_gib = capacity_gib  # the GPU the job will run on, where it is not this one
         self.readings: list[Reading] = []
 
     def read(self) -> Reading:
@@ -49,11 +50,14 @@ class StepWatch:
             breaks,
         )
 
-    def wrap(self, step_data):
-        """step_data that reads the watch at each step boundary (the first call is the start)."""
+    def wrap(self, step_data, prof=None):
+        """step_data that reads the watch at each step boundary (the first call is the start) and moves the
+        profiler's schedule on (its steps are the optimizer's)."""
 
         def watched(step: int):
             self.readings.append(self.read())
+            if prof is not None and step > 0:
+                prof.step()
             return step_data(step)
 
         return watched
@@ -77,10 +81,10 @@ class StepWatch:
             )
         return "\n".join(lines)
 
-    def summary(self, steps, timed_from, world_size, held, planned, degree, wall_s) -> dict:
-        """The timed steps' medians, memory against the device and the plan, and the compile counts."""
+    def summary(self, steps, timed: tuple[int, int], world_size, held, planned, degree, wall_s) -> dict:
+        """The medians of the timed steps (first, last), memory against the device and the plan, compile counts."""
         readings = self.per_step()
-        timed = [r for r in steps if r["step"] >= timed_from] or steps
+        timed = [r for r in steps if timed[0] <= r["step"] <= timed[1]] or steps
         after = readings[-1]
         out = {
             "steps": [timed[0]["step"], timed[-1]["step"]],
@@ -103,7 +107,8 @@ class StepWatch:
             f"{out['breaks_per_step']}",
         ]
         if after.allocated is not None:
-            capacity = torch.cuda.get_device_properties(self.device).total_memory
+            own = torch.cuda.get_device_properties(self.device).total_memory
+            capacity = self.capacity_gib * GIB if self.capacity_gib else own
             planned_plan, reserve = planned
             out |= {
                 "peak_gib": after.allocated / GIB,
@@ -118,7 +123,7 @@ class StepWatch:
             lines += [
                 f"summary: peak {out['peak_gib']:.2f} GiB allocated, {out['reserved_gib']:.2f} GiB reserved, "
                 f"{out['outside_gib']:.2f} GiB outside torch's allocator, of {out['capacity_gib']:.2f} GiB "
-                f"(an H100 80GB gives {H100_GIB})",
+                f"(an H100 80GB gives {H100_GIB}; this device {own / GIB:.2f})",
                 f"summary: the planner: {out['planned_tensors_gib']:.2f} GiB in torch's allocator ({error:+.1f}% of "
                 f"the peak; static {planned_plan.static / GIB:.1f}, gathered {planned_plan.gathered / GIB:.1f}, "
                 f"activations {planned_plan.activations / GIB:.1f}, head and loss {planned_plan.logits / GIB:.1f}), "
