@@ -11,7 +11,7 @@ the device's capacity, and the graphs compiled and broken; then the timed steps 
 
 Run as (repository root; a GPU for the full scale, the CPU for the embedded one):
     python tools/rehearse.py sftw2 --scale full --rank 0
-    python tools/rehearse.py dpo1 --scale full --steps 6
+    python tools/rehearse.py dpo1 --scale full --steps 9 --profile-steps 1   # + where the step's time goes
     python tools/rehearse.py sftw2 --scale embedded --world 8 --micro-batch-rows 2 --expert-parallel 4
 """
 
