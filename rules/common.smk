@@ -273,4 +273,7 @@ def check_run_names():
                 )
 
 
-check_run_names()
+try:
+    check_run_names()
+except ConfigError as err:
+    refuse(err)

@@ -43,18 +43,3 @@ def tokenizer_dir(tmp_path_factory):
     tok.save_pretrained(path)
     return str(path)
 
-
-# The suite runs in two workers (pyproject.toml: pytest-xdist, `--dist loadgroup`). Tests that share something
-# beyond their own temporary files run in one worker, in order: the end-to-end tests build on the session's one
-# built lineage (embedded_workflow), and the Slurm tests start and stop the machine's one test cluster.
-SHARED = {
-    "embedded_lineage": ("test_workflow_data.py", "test_staleness.py", "test_workflow_lineage.py"),
-    "slurm_cluster": ("test_slurm.py", "test_slurm_nodes.py"),
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        for group, files in SHARED.items():
-            if item.path.name in files:
-                item.add_marker(pytest.mark.xdist_group(group))

@@ -40,6 +40,17 @@ def test_continuous_differences_use_an_exact_sign_flip_test():
     assert noisy.within_noise and abs(noisy.diff) < 1e-12
 
 
+def test_a_monte_carlo_p_is_never_zero_and_says_its_draws():
+    """Beyond 16 changed items the sign-flip test samples 20,000 patterns: p = (k + 1) / (n + 1), which a table
+    shows with its draw count; exact enumeration says so."""
+    reference = [0.1 * k for k in range(40)]
+    moved = stats.paired([v + 0.5 for v in reference], reference)  # all 40 one way: no draw is as extreme
+    assert moved.draws == stats.PERMUTATIONS and moved.p == pytest.approx(1 / (stats.PERMUTATIONS + 1))
+    assert moved.test_text == "permutation p 5e-05 (20,000 draws)"
+    few = stats.paired([v + 0.5 for v in reference[:10]], reference[:10])
+    assert few.draws == 0 and few.test_text == "permutation p 0.00195 (exact)"
+
+
 def test_estimates_carry_n_and_are_deterministic():
     values = [0.05, 0.1, 0.0, 0.3, 0.12, 0.08]
     first, second = stats.estimate(values), stats.estimate(values)

@@ -167,7 +167,7 @@ def test_cells_carry_intervals_and_columns_are_tested_against_their_references(t
     md = out["md"].read_text()
     assert "| MMLU A / B (n 16 / 16) | 50.0 [28.0, 72.0] / 25.0 [10.2, 49.5] |" in md  # Wilson intervals
     lines = {line.split(" | ")[2]: line for line in md.splitlines() if line.startswith("| sftw2 | stage1 |")}
-    assert "+6.2" in lines["MMLU A"] and "mcnemar p 1 " in lines["MMLU A"] and "within noise" in lines["MMLU A"]
+    assert "+6.2" in lines["MMLU A"] and "mcnemar p 1 (exact)" in lines["MMLU A"] and "within noise" in lines["MMLU A"]
     assert "+75.0" in lines["MMLU B"] and "**differs**" in lines["MMLU B"]
     paired = [line.split("\t") for line in out["paired"].read_text().splitlines()]
     assert paired[0][:4] == ["column", "reference", "metric", "part"]
@@ -183,3 +183,14 @@ def test_a_cell_whose_items_all_agree_plots_with_an_empty_interval(tmp_path):
     out = run_table(tmp_path, [str(path)], ["soupF2"])  # bootstrap bounds a hair off 0.1 must not break the plot
     assert "| Gen degen (lower better) (n 7) | 0.100 [0.100, 0.100] |" in out["md"]
     assert out["png"][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_interval_of_no_width_is_marked_and_explained():
+    """A bootstrap over items that all have one value has no width; the cell says so rather than print it bare."""
+    from lineage.evaluation import stats
+    from lineage.evaluation.table import SAME_VALUES, with_interval
+
+    means = next(row for row in ROWS if not row.percent)
+    flat, spread = stats.estimate([0.911] * 16), stats.estimate([0.9, 0.92] * 8)
+    assert with_interval(means, flat.value, flat).endswith(f"[{flat.low:.3f}, {flat.high:.3f}]{SAME_VALUES}")
+    assert SAME_VALUES not in with_interval(means, spread.value, spread)

@@ -6,6 +6,8 @@ These share one scratch copy of the workflow with test_workflow_data.py and test
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -75,6 +77,14 @@ def _mean(values):
     return sum(values) / len(values)
 
 
+def test_the_readme_s_report_command_passes_after_the_quickstart(embedded_workflow, tmp_path):
+    """README: `snakemake --report report.zip soupF2_eval` once the quickstart built soupF2_eval (the ablations and
+    the audit, which the default target's report holds, are not built yet)."""
+    snakemake("--report", str(tmp_path / "report.zip"), "soupF2_eval", cwd=embedded_workflow, timeout=600)
+    with zipfile.ZipFile(tmp_path / "report.zip") as report:
+        assert any(name.endswith("eval_table.md") for name in report.namelist())
+
+
 def test_training_loss_falls_for_the_sft_runs_and_a_dpo_ablation(embedded_workflow):
     """sftw2, sftw4, sftwF (built above) and the battle-pair DPO ablation all lower their loss."""
     snakemake("--cores", "2", "dpo_lr1em6", cwd=embedded_workflow, timeout=1500)
@@ -85,6 +95,40 @@ def test_training_loss_falls_for_the_sft_runs_and_a_dpo_ablation(embedded_workfl
     dpo = json.loads((embedded_workflow / "results/embedded/models/dpo_lr1em6/lineage.json").read_text())
     assert dpo["kind"] == "dpo" and dpo["recipe"]["beta"] == 0.1
     assert dpo["parents"][0]["path"].endswith("models/dpo4")  # stage1 is the chain's dpo4 at embedded scale
+
+
+def test_the_watch_shows_a_running_job_s_step_and_the_jobs_left(embedded_workflow, tmp_path):
+    """tools/watch.py on the lineage built above, and on that run's logs cut where sftw2 had trained 10 steps: the
+    job's step, loss, tokens/s and ETA, the jobs done and left, without opening a log file."""
+    logs = sorted((embedded_workflow / ".snakemake/log").glob("*.snakemake.log"))
+    built = next(p for p in logs if "localrule sftw2:" in p.read_text())  # the first build: soupF2_eval's 42 jobs
+    whole = subprocess.run(
+        [sys.executable, "tools/watch.py", "--once", "--dir", str(embedded_workflow)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert " jobs done, 0 running" in whole, whole
+    text = built.read_text()
+    cut = text.index("jobid:", text.index("localrule sftw2:"))
+    (tmp_path / ".snakemake/log").mkdir(parents=True)
+    (tmp_path / ".snakemake/log" / built.name).write_text(text[: text.index("\n", cut) + 1])
+    steps = (embedded_workflow / "logs/embedded/runs/sftw2.log").read_text().split("step 0011/")[0]
+    (tmp_path / "logs/embedded/runs").mkdir(parents=True)
+    (tmp_path / "logs/embedded/runs/sftw2.log").write_text(steps)
+    shown = subprocess.run(
+        [sys.executable, "tools/watch.py", "--once", "--dir", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    done = int(shown.split(" of 42 jobs done")[0].rsplit(" ", 1)[1])
+    assert 0 < done < 42 and "1 running" in shown, shown
+    line = next(line for line in shown.splitlines() if line.strip().startswith("sftw2"))
+    assert "step 10/24  loss " in line and "tok/s " in line and "eta 0:" in line, line
+    assert "left: ~" in shown and "of job time" in shown, shown
 
 
 def test_the_default_target_builds_everything_and_snakemake_reports_it(embedded_workflow, tmp_path):

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 from accelerate.commands.launch import launch_command, launch_command_parser
@@ -34,8 +35,19 @@ def shell_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def parser():
+    """accelerate launch's own arguments, under this script's name and purpose (its --help says what runs)."""
+    accelerate_parser = launch_command_parser()
+    accelerate_parser.prog = PROG
+    accelerate_parser.description = (
+        __doc__.split("\n\n")[0] + " The arguments are `accelerate launch`'s (accelerate "
+        f"{version('accelerate')}); see the module docstring for what differs."
+    )
+    return accelerate_parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = launch_command_parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         launch_command(args)
     except ChildFailedError as failed:

@@ -49,7 +49,7 @@ def lineage_row(directory: Path) -> dict:
         "kind": record.get("kind", "?"),
         "parents": ", ".join(parents) or "-",
         "root": f"{root.get('run', '?')}@{str(root.get('fingerprint', ''))[:12]}",
-        "recipe": ", ".join(f"{k}={recipe[k]}" for k in RECIPE_KEYS if k in recipe) or "-",
+        "recipe": ", ".join(f"{k}={as_written(recipe[k])}" for k in RECIPE_KEYS if k in recipe) or "-",
         "data": ", ".join(
             f"{Path(d.get('path', '?')).name} ({d.get('rows', '?')} rows, {str(d.get('sha256', ''))[:12]})"
             for d in record.get("data", [])
@@ -63,6 +63,11 @@ def lineage_row(directory: Path) -> dict:
         "files": len(files),
         "path": str(directory),
     }
+
+
+def as_written(value):
+    """A number as people write it: a learning rate scaled by 100 and back is 5e-05, not 4.9999999999999996e-05."""
+    return f"{value:.6g}" if isinstance(value, float) else value
 
 
 def left_out(record: dict) -> str:

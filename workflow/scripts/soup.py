@@ -1,4 +1,4 @@
-"""Average checkpoints that share one initialization into a model soup (DESIGN.md section 6).
+"""Average checkpoints that share one initialization into a model soup (docs/add-a-soup-method.md: the methods).
 
 Every parent is verified against its lineage.json first; parents with another root, config,
 tokenizer, chat template, system prompt or tensor layout are refused with what differs. The

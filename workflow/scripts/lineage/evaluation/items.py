@@ -16,7 +16,7 @@ from typing import Any
 
 from lineage.evaluation.benchmark import Benchmark
 from lineage.evaluation.benchmarks import BENCHMARKS
-from lineage.io import DataError, read_jsonl
+from lineage.io import DataError, read_rows, sha256_json
 
 PART_NAMES = ("A", "B", "C")
 
@@ -49,12 +49,24 @@ def _check_item(bench: Benchmark, path: Path, line: int, item: dict[str, Any]) -
         raise DataError(f"{where}: item {item[id_field]!r} {problem}")
 
 
+def derived_id(bench: Benchmark, item: Mapping[str, Any], earlier: int) -> str:
+    """An id for an item published without one (GSM8K and MMLU on the Hub): a digest of its content, so it does not
+    depend on the file's order, numbered where identical items repeat (`earlier`: how many came before)."""
+    digest = sha256_json({k: v for k, v in item.items() if k != bench.id_field})[:16]
+    return f"{bench.name}-{digest}" + (f"-{earlier + 1}" if earlier else "")
+
+
 def load_items(benchmark: str, path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read and validate an item file; ids must be unique."""
+    """Read and validate an item file (JSONL, or Parquet as the Hub serves it); ids must be unique. Items without
+    an id get one derived from their content (derived_id); the records and the parts use it like a given one."""
     bench = benchmark_of(benchmark)
     path = Path(path)
-    items, seen = [], {}
-    for line, item in read_jsonl(path):
+    items, seen, repeats = [], {}, {}
+    for line, item in read_rows(path):
+        if item.get(bench.id_field) in (None, ""):
+            base = derived_id(bench, item, 0)
+            item[bench.id_field] = derived_id(bench, item, repeats.get(base, 0))
+            repeats[base] = repeats.get(base, 0) + 1
         _check_item(bench, path, line, item)
         key = bench.item_id(item)
         if key in seen:

@@ -5,11 +5,12 @@ log-prob margins). Its 95% interval is Wilson's for a proportion (right at 0 and
 16, where the normal interval is not) and a seeded percentile bootstrap for a continuous mean.
 
 Two columns evaluated on the same items are compared item by item. The paired difference gets a
-seeded bootstrap interval over the shared items, and an exact test: McNemar's (a two-sided
+seeded bootstrap interval over the shared items, and a test: McNemar's exact test (a two-sided
 binomial test on the items that flipped) for verdicts, a sign-flip permutation test of the mean
-difference for values (exact when at most 16 items differ, else 20,000 seeded flips). A
-difference is within noise when p >= 0.05. Everything is deterministic: the same numbers on
-every run.
+difference for values: exact (every sign pattern enumerated) when at most 16 items differ, else a
+Monte-Carlo estimate from 20,000 seeded flips, reported as (k + 1) / (n + 1) (k draws at least as
+extreme of n: never 0, and valid as a p-value) with its draw count. A difference is within noise
+when p >= 0.05. Everything is deterministic: the same numbers on every run.
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ class Paired:
     p: float
     test: str  # mcnemar | permutation
     discordant: int  # items whose verdict flipped (mcnemar) or whose value changed
+    draws: int = 0  # Monte-Carlo draws behind p (0: exact)
+
+    @property
+    def test_text(self) -> str:
+        """The test and its p as people write them: `permutation p 5.0e-05 (20,000 draws)`, `mcnemar p 0.031`."""
+        how = f"{self.draws:,} draws" if self.draws else "exact"
+        return f"{self.test} p {self.p:.2g} ({how})" if self.p < 0.001 else f"{self.test} p {self.p:.3g} ({how})"
 
     @property
     def within_noise(self) -> bool:
@@ -105,18 +113,22 @@ def mcnemar_exact(only_first: int, only_second: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def sign_flip_p(differences: np.ndarray) -> float:
-    """Two-sided p of the mean paired difference under random signs (exact for few nonzero ones)."""
+def sign_flip_p(differences: np.ndarray) -> tuple[float, int]:
+    """Two-sided p of the mean paired difference under random signs, and the draws behind it (0: exact,
+    every pattern enumerated, for few nonzero differences; else (k + 1) / (n + 1) of n seeded draws)."""
     nonzero = differences[differences != 0]
     if len(nonzero) == 0:
-        return 1.0
+        return 1.0, 0
     observed = abs(nonzero.sum())
-    if len(nonzero) <= EXACT_FLIPS:
+    exact = len(nonzero) <= EXACT_FLIPS
+    if exact:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(nonzero))))
     else:
         signs = np.random.default_rng(SEED).choice((1.0, -1.0), size=(PERMUTATIONS, len(nonzero)))
-    sums = np.abs(signs @ nonzero)
-    return float(np.mean(sums >= observed - 1e-12 * max(1.0, observed)))
+    extreme = int(np.sum(np.abs(signs @ nonzero) >= observed - 1e-12 * max(1.0, observed)))
+    if exact:
+        return extreme / len(signs), 0
+    return (extreme + 1) / (len(signs) + 1), len(signs)
 
 
 def paired(ours: Sequence[float], reference: Sequence[float]) -> Paired:
@@ -137,12 +149,14 @@ def paired(ours: Sequence[float], reference: Sequence[float]) -> Paired:
             "mcnemar",
             only_ours + only_ref,
         )
+    p, draws = sign_flip_p(differences)
     return Paired(
         float(differences.mean()),
         low,
         high,
         len(a),
-        sign_flip_p(differences),
+        p,
         "permutation",
         int((differences != 0).sum()),
+        draws,
     )

@@ -210,10 +210,14 @@ def build(
     return table
 
 
+SAME_VALUES = "†"  # an interval of no width: every item has the same value (the note below the table says so)
+
+
 def with_interval(row: Row, value: float | None, estimate: stats.Estimate | None) -> str:
     if value is None or estimate is None:
         return fmt(row, value)
-    return f"{fmt(row, value)} [{fmt(row, estimate.low)}, {fmt(row, estimate.high)}]"
+    flat = SAME_VALUES if estimate.low == estimate.high else ""
+    return f"{fmt(row, value)} [{fmt(row, estimate.low)}, {fmt(row, estimate.high)}]{flat}"
 
 
 def cell_text(row: Row, cell: Cell, with_card: bool) -> str:
@@ -275,6 +279,11 @@ def to_markdown(table, columns: Sequence[str], with_card: bool) -> str:
         " the margins as mean log-prob differences (preferred - other answer). In square brackets: the 95% interval"
         " (Wilson for accuracies, bootstrap for means)."
     )
+    if SAME_VALUES in "".join(lines):
+        note += (
+            f" {SAME_VALUES} Every item has the same value, so the bootstrap resamples only that value: an interval of"
+            " no width, which says nothing about the spread of new items."
+        )
     if with_card:
         note += " In round brackets: the card's published value and our difference (ours - card)."
     text = "\n".join(lines) + "\n\n" + note + "\n"
@@ -297,7 +306,7 @@ def paired_rows(table, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 def paired_markdown(table, columns: Sequence[str]) -> str:
     lines = [
-        "| column | vs | metric | difference [95% interval] | shared n | changed | exact test | |",
+        "| column | vs | metric | difference [95% interval] | shared n | changed | test | |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for entry in paired_rows(table, columns):
@@ -307,16 +316,16 @@ def paired_markdown(table, columns: Sequence[str]) -> str:
         lines.append(
             f"| {entry['column']} | {entry['reference']} | {metric} | {fmt(row, result.diff, signed=True)} "
             f"[{fmt(row, result.low, signed=True)}, {fmt(row, result.high, signed=True)}] | {result.n} | "
-            f"{result.discordant} | {result.test} p {result.p:.3g} | {mark} |"
+            f"{result.discordant} | {result.test_text} | {mark} |"
         )
     if len(lines) == 2:
         return ""
     return (
         "Paired differences on the shared items (column - reference; the references are each column's parents "
-        "in the lineage and the published model). Exact tests: McNemar's for accuracies (changed = items whose "
-        f"verdict flipped), a sign-flip permutation test for means; within noise = p >= {stats.ALPHA}.\n\n"
-        + "\n".join(lines)
-        + "\n"
+        "in the lineage and the published model). Tests: McNemar's exact test for accuracies (changed = items whose "
+        "verdict flipped), a sign-flip permutation test for means, exact up to "
+        f"{stats.EXACT_FLIPS} changed items, else (k + 1) / (n + 1) of {stats.PERMUTATIONS:,} seeded draws; "
+        f"within noise = p >= {stats.ALPHA}.\n\n" + "\n".join(lines) + "\n"
     )
 
 
@@ -333,6 +342,7 @@ def to_paired_tsv(table, columns: Sequence[str]) -> str:
         "changed",
         "test",
         "p",
+        "draws",
         "within_noise",
     ]
     lines = ["\t".join(header)]
@@ -352,6 +362,7 @@ def to_paired_tsv(table, columns: Sequence[str]) -> str:
                     str(result.discordant),
                     result.test,
                     f"{result.p:.4g}",
+                    str(result.draws),
                     str(result.within_noise).lower(),
                 ]
             )
