@@ -42,4 +42,3 @@ def tokenizer_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("tok")
     tok.save_pretrained(path)
     return str(path)
-
