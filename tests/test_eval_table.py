@@ -181,7 +181,7 @@ def test_a_cell_whose_items_all_agree_plots_with_an_empty_interval(tmp_path):
         "\n".join(json.dumps({"id": f"d{k}", "seq_rep_4": 0.1}) for k in range(7)) + "\n"
     )
     out = run_table(tmp_path, [str(path)], ["soupF2"])  # bootstrap bounds a hair off 0.1 must not break the plot
-    assert "| Gen degen (lower better) (n 7) | 0.100 [0.100, 0.100] |" in out["md"]
+    assert "| Gen degen (lower better) (n 7) | 0.100 [0.100, 0.100]† |" in out["md"]  # marked: no width
     assert out["png"][:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,7 +217,7 @@ SAME_VALUES = "†"  # an interval of no width: every item has the same value (t
 def with_interval(row: Row, value: float | None, estimate: stats.Estimate | None) -> str:
     if value is None or estimate is None:
         return fmt(row, value)
-    flat = SAME_VALUES if estimate.low == estimate.high else ""
+    flat = SAME_VALUES if math.isclose(estimate.low, estimate.high, rel_tol=1e-9, abs_tol=1e-12) else ""
     return f"{fmt(row, value)} [{fmt(row, estimate.low)}, {fmt(row, estimate.high)}]{flat}"
 
 
