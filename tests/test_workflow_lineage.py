@@ -97,18 +97,18 @@ def test_training_loss_falls_for_the_sft_runs_and_a_dpo_ablation(embedded_workfl
     assert dpo["parents"][0]["path"].endswith("models/dpo4")  # stage1 is the chain's dpo4 at embedded scale
 
 
+def watch(directory) -> str:
+    """One report of tools/watch.py on a workflow directory, as a user runs it."""
+    command = [sys.executable, "tools/watch.py", "--once", "--dir", str(directory)]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+
 def test_the_watch_shows_a_running_job_s_step_and_the_jobs_left(embedded_workflow, tmp_path):
     """tools/watch.py on the lineage built above, and on that run's logs cut where sftw2 had trained 10 steps: the
     job's step, loss, tokens/s and ETA, the jobs done and left, without opening a log file."""
     logs = sorted((embedded_workflow / ".snakemake/log").glob("*.snakemake.log"))
     built = next(p for p in logs if "localrule sftw2:" in p.read_text())  # the first build: soupF2_eval's 42 jobs
-    whole = subprocess.run(
-        [sys.executable, "tools/watch.py", "--once", "--dir", str(embedded_workflow)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    whole = watch(embedded_workflow)
     assert " jobs done, 0 running" in whole, whole
     text = built.read_text()
     cut = text.index("jobid:", text.index("localrule sftw2:"))
@@ -117,13 +117,7 @@ def test_the_watch_shows_a_running_job_s_step_and_the_jobs_left(embedded_workflo
     steps = (embedded_workflow / "logs/embedded/runs/sftw2.log").read_text().split("step 0011/")[0]
     (tmp_path / "logs/embedded/runs").mkdir(parents=True)
     (tmp_path / "logs/embedded/runs/sftw2.log").write_text(steps)
-    shown = subprocess.run(
-        [sys.executable, "tools/watch.py", "--once", "--dir", str(tmp_path)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    shown = watch(tmp_path)
     done = int(shown.split(" of 42 jobs done")[0].rsplit(" ", 1)[1])
     assert 0 < done < 42 and "1 running" in shown, shown
     line = next(line for line in shown.splitlines() if line.strip().startswith("sftw2"))
