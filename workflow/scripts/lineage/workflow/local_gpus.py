@@ -40,7 +40,10 @@ def local_gpus() -> list[Gpu] | None:
     gpus = []
     for line in out.strip().splitlines():
         name, _, mib = line.rpartition(",")
-        gpus.append(Gpu(name.strip(), int(mib.strip()) / 1024))
+        try:
+            gpus.append(Gpu(name.strip(), int(mib.strip()) / 1024))
+        except ValueError:  # "[N/A]" (a GPU the driver cannot read): listed, its memory unknown, so never too small
+            gpus.append(Gpu(name.strip(), float("inf")))
     return gpus
 
 
