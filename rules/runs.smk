@@ -34,10 +34,11 @@ for _name in L.runs_of("base"):
             run=_name,
             family=L.base.family,
             size=L.base.model_size,
+            vocab=f" --vocab-size {L.base.vocab_size}" if L.base.vocab_size else "",
             dtype=L.base.dtype,
             seed=L.shared.seed,
         shell:
-            "python workflow/scripts/init_model.py --family {params.family} --size {params.size}"
+            "python workflow/scripts/init_model.py --family {params.family} --size {params.size}{params.vocab}"
             " --dtype {params.dtype} --tokenizer {input.tokenizer} --seed {params.seed} --run {params.run}"
             " --out {output.model} > {log} 2>&1"
             " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"

@@ -4,13 +4,14 @@ The model is built on the meta device from a named shape and its parameters coun
 follows from how this project trains (planning/memory.py), step time from the MFU this trainer measured
 and the bytes its collectives move (planning/step_time.py, planning/measured.py). `--check` compares the
 memory model with the runs measured on one H200; `--lineage` plans every trained run of the card's
-lineage (config.yaml, full scale; planning/lineage.py) and the jobs beside them (planning/side_jobs.py).
+lineage (config.yaml, the full scale or `--scale`; planning/lineage.py) and the jobs beside them (planning/side_jobs.py).
 
 Run as:
     python tools/plan.py --family nemotron_h --size 30b_a3b --vocab 131072 --gpus 8 --gpu-gib 79.18 \
         --global-batch-rows 512 --micro-batch-rows 2 --tokens-per-row 4096 --activation-checkpointing
     python tools/plan.py --nodes 2 --sharding hybrid ...
     python tools/plan.py --lineage --nodes-list 1,2,4
+    python tools/plan.py --lineage --scale gpu --nodes-list 1
     python tools/plan.py --lineage --nodes-list 1 --expert-parallel-list 1,8 \
         --token-stats results/embedded/data/token_stats.json
     python tools/plan.py --check
@@ -116,11 +117,11 @@ def report(result: Plan, model, args) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", default="nemotron_h")
-    parser.add_argument("--size", default="30b_a3b")
-    parser.add_argument("--vocab", type=int, default=131072)
+    parser.add_argument("--family", default=None, help="default nemotron_h (--lineage: the scale's Base)")
+    parser.add_argument("--size", default=None, help="default 30b_a3b (--lineage: the scale's Base)")
+    parser.add_argument("--vocab", type=int, default=None, help="default 131072 (--lineage: the scale's Base)")
     parser.add_argument("--nodes", type=int, default=1)
-    parser.add_argument("--gpus", type=int, default=8, help="GPUs per node")
+    parser.add_argument("--gpus", type=int, default=None, help="GPUs per node (default 8; --lineage: the scale's)")
     parser.add_argument(
         "--sharding",
         choices=("full", "hybrid"),
@@ -176,7 +177,8 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 per GPU (H100/H200: 989)")
     parser.add_argument("--check", action="store_true", help="compare with the measured single-H200 runs")
-    parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, full scale)")
+    parser.add_argument("--lineage", action="store_true", help="plan the card's trained runs (config.yaml, --scale)")
+    parser.add_argument("--scale", default="full", help="--lineage: the scale of config.yaml whose runs are planned")
     parser.add_argument(
         "--pair-lengths",
         type=Path,
@@ -227,6 +229,8 @@ def main(argv=None) -> int:
     if args.lineage:
         print(lineage_table(args))
         return 0
+    args.family, args.size = args.family or "nemotron_h", args.size or "30b_a3b"
+    args.vocab, args.gpus = args.vocab or 131072, args.gpus or 8
     model = build_meta_model(args.family, args.size, args.vocab)
     check_expert_parallel(model, args.expert_parallel, args.gpus)
     args.mfu = MEASURED_MFU if args.mfu is None else args.mfu

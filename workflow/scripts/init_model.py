@@ -33,6 +33,12 @@ def parse_args(argv=None):
     parser.add_argument(
         "--tokenizer", type=Path, required=True, help="directory from build_tokenizer.py (with the bundle)"
     )
+    parser.add_argument(
+        "--vocab-size",
+        type=int,
+        default=None,
+        help="embedding and head rows: the tokenizer's ids, then padding up to this many (default: the tokenizer's)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="torch seed of the random initialisation")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="dtype of the saved weights")
     parser.add_argument(
@@ -46,7 +52,7 @@ def main(args) -> int:
     started = time.time()
     run = args.run or args.out.name
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    config = build_config(args.family, args.size, tokenizer)
+    config = build_config(args.family, args.size, tokenizer, args.vocab_size)
     torch.manual_seed(args.seed)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     skip = tied_duplicates(model)
@@ -61,7 +67,8 @@ def main(args) -> int:
         run=run,
         kind="base",
         root={"run": run, "fingerprint": state_fingerprint(state)},
-        recipe={"family": args.family, "size": args.size, "seed": args.seed, "dtype": args.dtype},
+        recipe={"family": args.family, "size": args.size, "seed": args.seed, "dtype": args.dtype}
+        | ({"vocab_size": args.vocab_size} if args.vocab_size else {}),
         started=started,
         params_total=total,
         params_active=active,

@@ -48,7 +48,12 @@ def main(argv=None) -> int:
         help="result JSONs (repeatable; each flag takes one or more)",
     )
     parser.add_argument("--columns", required=True, help="comma-separated run names, in column order")
-    parser.add_argument("--scale", choices=["embedded", "full"], default="embedded")
+    parser.add_argument(
+        "--scale",
+        default="embedded",
+        help="the scale the results come from; the card's values stand beside the full scale's only (its benchmarks "
+        "are the card's; the other scales run sample items)",
+    )
     parser.add_argument("--card-values", default=str(DEFAULT_CARD), help="the card's table (TSV, verbatim)")
     parser.add_argument("--out-tsv", required=True)
     parser.add_argument("--out-md", required=True)

@@ -39,6 +39,7 @@ EXIT_CODES = {
     "FlashAttention4Error": 4,
     "ExpertParallelError": 4,
     "KernelShapeError": 4,
+    "ModelShapeError": 4,
     "CheckpointError": 5,
     "IntegrityError": 5,
     "DiskFullError": 6,

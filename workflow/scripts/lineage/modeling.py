@@ -68,6 +68,29 @@ SHAPES: dict[tuple[str, str], dict] = {
         max_position_embeddings=4096,
         tie_word_embeddings=False,
     ),
+    # The card's 52-layer pattern (23 Mamba-2, 23 MoE, 6 attention) at widths that train in seconds on one GPU:
+    # the `gpu` scale's Base (386M parameters, 229M active per token at the 131,072-row vocabulary; its Mamba-2
+    # projection 2,576 wide and convolution 1,536 channels, multiples of 8 as the CUDA kernels need).
+    ("nemotron_h", "card_pattern_small"): dict(
+        layers_block_type=[_CARD_LAYERS[c] for c in _CARD_PATTERN],
+        hidden_size=512,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        head_dim=64,
+        intermediate_size=1024,
+        mamba_num_heads=16,
+        mamba_head_dim=64,
+        n_groups=4,
+        ssm_state_size=64,
+        conv_kernel=4,
+        chunk_size=128,
+        n_routed_experts=32,
+        num_experts_per_tok=6,
+        moe_intermediate_size=256,
+        moe_shared_expert_intermediate_size=512,
+        max_position_embeddings=4096,
+        tie_word_embeddings=False,
+    ),
     # The card's Base shape, for planning only (built on the meta device, never trained here):
     # assumed from the public Nemotron-3 Nano 30B-A3B config, as the card names the Base but not its
     # sizes: 52 layers (23 Mamba-2, 23 MoE, 6 attention), 128 routed experts, top-6.
@@ -151,11 +174,20 @@ SHAPES: dict[tuple[str, str], dict] = {
 CONFIG_CLASSES = {"nemotron_h": NemotronHConfig, "llama": LlamaConfig, "qwen3_moe": Qwen3MoeConfig}
 
 
+class ModelShapeError(ValueError):
+    """A model that cannot be built as asked (an unknown shape, fewer embedding rows than token ids)."""
+
+
 def build_config(family: str, size: str, tokenizer, vocab_size: int | None = None) -> PreTrainedConfig:
-    """The config of a named shape, with the tokenizer's vocabulary (or `vocab_size` rows) and special-token ids."""
+    """The config of a named shape, with the tokenizer's vocabulary (or `vocab_size` rows: the tokenizer's ids
+    first, the rest never produced by it, as a real model pads its vocabulary) and special-token ids."""
     if (family, size) not in SHAPES:
         known = ", ".join(f"{f}/{s}" for f, s in SHAPES)
-        raise ValueError(f"no model shape {family}/{size}; known shapes: {known}")
+        raise ModelShapeError(f"no model shape {family}/{size}; known shapes: {known}")
+    if vocab_size is not None and vocab_size < len(tokenizer):
+        raise ModelShapeError(
+            f"vocab_size {vocab_size:,} is below the tokenizer's {len(tokenizer):,} ids: give at least that many rows"
+        )
     return CONFIG_CLASSES[family](
         **SHAPES[(family, size)],
         vocab_size=vocab_size or len(tokenizer),

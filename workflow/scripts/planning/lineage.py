@@ -1,5 +1,5 @@
-"""Every trained run of the card's lineage at full scale (config.yaml), planned on each node count and
-expert-parallel degree: memory per GPU, whether it fits, step time, run hours and GPU-hours.
+"""Every trained run of the card's lineage at a scale of config.yaml (the full scale unless --scale names
+another), planned on each node count and expert-parallel degree: memory per GPU, whether it fits, step time, run hours and GPU-hours.
 
 Rows are max_length tokens each unless --token-stats gives the real lengths (the `token_stats` rule: each
 training set tokenized as its trainer does): a step's rows are then drawn from the run's sets and packed
@@ -100,12 +100,29 @@ class RowLengths:
         return Steps(tokens / samples, trained, packs / samples, f"{self.path}")
 
 
-def run_settings(train: dict, spec: dict) -> tuple[dict, int, dict]:
-    """A run's full-scale train settings and steps as the workflow resolves them, and the train keys
+def run_settings(train: dict, spec: dict, scale: str = "full") -> tuple[dict, int, dict]:
+    """A run's train settings and steps at `scale` as the workflow resolves them, and the train keys
     its overrides changed."""
-    run_train, schedule = with_overrides(train, spec, "full")
+    run_train, schedule = with_overrides(train, spec, scale)
     changed = {k: v for k, v in run_train.items() if train.get(k) != v}
     return run_train, schedule["steps"], changed
+
+
+def fill_from_scale(args, scale: dict) -> None:
+    """The model and GPUs the flags leave open, from the scale: the Base it builds (else the card's shape, whose
+    checkpoint it is given), its processes a node and its GPUs' memory."""
+    base = scale["base"]
+    built = base["build"] and scale["stage1"]["from"] != "external"
+    if args.family is None:
+        args.family = base["family"] if built else "nemotron_h"
+    if args.size is None:
+        args.size = base["model_size"] if built else "30b_a3b"
+    if args.vocab is None:
+        args.vocab = (base.get("vocab_size") or base["tokenizer_vocab"]) if built else 131072
+    if args.gpus is None:
+        args.gpus = scale["train"]["processes"]
+    if "gpu_gib" in scale["train"]:
+        args.gpu_gib = scale["train"]["gpu_gib"]
 
 
 def busiest_rank_packs(tokens: float, micro_tokens: int, world: int) -> int:
@@ -139,12 +156,16 @@ def lineage_table(args) -> str:
 
 
 class LineagePlan:
-    """The lineage's runs against one model, the full scale's settings and the planner's flags."""
+    """The lineage's runs against one model, one scale's settings and the planner's flags."""
 
     def __init__(self, args):
         self.args = args
         self.config = yaml.safe_load(CONFIG.read_text())
-        self.train = self.config["scales"]["full"]["train"]
+        if args.scale not in self.config["scales"]:
+            raise ValueError(f"--scale {args.scale}: config.yaml has scales {', '.join(self.config['scales'])}")
+        scale = self.config["scales"][args.scale]
+        self.train = scale["train"]
+        fill_from_scale(args, scale)
         if args.expert_parallel_list is None:
             args.expert_parallel_list = [self.train.get("expert_parallel", 1)]
         self.model = build_meta_model(args.family, args.size, args.vocab)
@@ -176,8 +197,10 @@ class LineagePlan:
             "",
             checkpoint_io_note(counts.total, args.gpus, self.config),
             "",
-            eval_note(counts, len(layer_kinds(self.model)), self.config, args.peak_tflops),
-            "",
+        ]
+        if args.scale == "full":  # the card's benchmark sizes and the node's eval job (side_jobs.py)
+            lines += [eval_note(counts, len(layer_kinds(self.model)), self.config, args.peak_tflops), ""]
+        lines += [
             f"Each scoring GPU holds the bf16 weights whole: {weights_gib:.1f} GiB "
             f"({'fits' if weights_gib + 8 <= args.gpu_gib else 'does not fit'} one {args.gpu_gib:g} GiB GPU "
             "with packs of 32,768 tokens).",
@@ -203,7 +226,7 @@ class LineagePlan:
         return (
             f"{args.family}/{args.size} ({self.counts.total / 1e9:.1f}B, {self.counts.active / 1e9:.1f}B active, "
             f"{self.experts / 1e9:.1f}B in routed experts), {args.gpus} x {args.gpu_gib:g} GiB GPUs per node, "
-            f"checkpointing, head loss {speed_settings(train, 'sft')['fused_loss']} (DPO: "
+            f"checkpointing {train['activation_checkpointing']}, head loss {speed_settings(train, 'sft')['fused_loss']} (DPO: "
             f"{speed_settings(train, 'dpo')['fused_loss']}); SFT packs of {sft_pack:,} tokens, DPO packs of "
             f"{dpo_pack:,}; MFU {mfu_note}, {args.intra_gbs:g} GB/s within / {args.inter_gbs:g} GB/s across "
             f"nodes, all-to-all {args.a2a_gbs:g} GB/s. Row lengths: "
@@ -214,7 +237,7 @@ class LineagePlan:
     def run_rows(self, name: str, spec: dict) -> list[str]:
         """One run's rows: each node count of --nodes-list, expert-parallel degree and sharding."""
         args, model, kind = self.args, self.model, spec["kind"]
-        run_train, steps, changed = run_settings(self.train, spec)
+        run_train, steps, changed = run_settings(self.train, spec, self.args.scale)
         gpus = run_train["processes"] if "processes" in changed else args.gpus
         degrees = [run_train["expert_parallel"]] if "expert_parallel" in changed else args.expert_parallel_list
         for degree in degrees:
@@ -241,7 +264,7 @@ class LineagePlan:
                         model,
                         gpus=shard_group(nodes, gpus, sharding),
                         micro_tokens=micro_tokens,
-                        checkpointing=True,
+                        checkpointing=run_train["activation_checkpointing"],
                         loss_share=step.loss_share,
                         fused_loss=speed_settings(run_train, kind)["fused_loss"],
                         expert_parallel=degree,

@@ -28,7 +28,8 @@ def trained_config(settings: dict[str, Any], base: Path):
         shape = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]))
         if shape is None:
             return None
-        return CONFIG_CLASSES[settings["base"]["family"]](**shape, vocab_size=settings["base"]["tokenizer_vocab"])
+        vocab = settings["base"].get("vocab_size") or settings["base"]["tokenizer_vocab"]
+        return CONFIG_CLASSES[settings["base"]["family"]](**shape, vocab_size=vocab)
     source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
     if not (base / source / "config.json").is_file():
         return None

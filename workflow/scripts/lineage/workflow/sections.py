@@ -53,6 +53,7 @@ class Base:
     tokenizer_vocab: int | None = None
     tokenizer_min_frequency: int | None = None
     model_size: str | None = None
+    vocab_size: int | None = None  # embedding rows when padded past the tokenizer's ids
     family: str | None = None
     dtype: str | None = None
 

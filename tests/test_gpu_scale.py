@@ -1,0 +1,102 @@
+"""The `gpu` scale: the embedded lineage on one local GPU through the full scale's code paths (config.yaml
+scales.gpu). What runs on CPU is checked here: the plan (same runs as embedded, each on cuda at world size 1
+with packing, compiled blocks, the chunked head loss, graph decoding), the Base it builds (the card's layer
+pattern, its vocabulary padded to the card's 131,072 rows), its memory plan against a GPU, and the planner
+reading the scale by name. The lineage itself runs on a GPU (README "One GPU").
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+from transformers import AutoConfig
+from workflow_helpers import REPO, planned_jobs
+
+from lineage.modeling import SHAPES, mamba_kernel_misfit
+from lineage.workflow.config_file import read_config
+from lineage.workflow.runs import ConfigError, build_lineage
+
+CARD_VOCAB = 131072
+
+
+def lineage(scale: str, config: dict | None = None, check_files: bool = False):
+    return build_lineage(config or read_config(scale=scale), base_dir=REPO, check_files=check_files)
+
+
+def test_it_builds_the_embedded_runs_each_on_one_gpu_through_the_full_scale_paths():
+    gpu, embedded = lineage("gpu"), lineage("embedded")
+    assert set(gpu.runs) == set(embedded.runs) and gpu.in_lineage == embedded.in_lineage
+    trained = [run for run in gpu.runs.values() if run.kind in ("sft", "dpo") and run.built]
+    assert len(trained) >= 8
+    for run in trained:
+        recipe = run.recipe
+        assert (run.device, run.world_size, recipe.precision) == ("cuda", 1, "bf16"), run.name
+        assert recipe.packing and recipe.compile and recipe.packed_attention == "varlen", run.name
+        assert recipe.fused_loss == "inplace_chunked", run.name
+    # the chain's steps are the scale's own, not the card's 4,780 / 234
+    assert gpu.runs["stage1_sft"].recipe.steps == 200 and gpu.runs["dpo1"].recipe.steps == 24
+    assert gpu.eval.device == "cuda" and gpu.eval.cache == "graph"
+
+
+def test_its_base_is_the_card_pattern_and_kernel_shaped():
+    config = read_config(scale="gpu")["scales"]["gpu"]["base"]
+    shape = SHAPES[(config["family"], config["model_size"])]
+    card = SHAPES[("nemotron_h", "30b_a3b")]
+    assert shape["layers_block_type"] == card["layers_block_type"]  # 52 layers: Mamba-2, MoE, attention
+    assert config["vocab_size"] == CARD_VOCAB > config["tokenizer_vocab"]
+    from transformers import NemotronHConfig
+
+    assert mamba_kernel_misfit(NemotronHConfig(**shape, vocab_size=CARD_VOCAB)) is None
+
+
+def test_the_base_script_pads_the_vocabulary_and_refuses_too_few_rows(tmp_path, tokenizer_dir):
+    def init(out, vocab):
+        args = ["--family", "nemotron_h", "--size", "tiny", "--tokenizer", tokenizer_dir, "--out", str(out)]
+        return subprocess.run(
+            [sys.executable, str(REPO / "workflow/scripts/init_model.py"), *args, "--vocab-size", str(vocab)],
+            capture_output=True,
+            text=True,
+        )
+
+    done = init(tmp_path / "padded", 512)
+    assert done.returncode == 0, done.stderr
+    assert AutoConfig.from_pretrained(tmp_path / "padded").vocab_size == 512
+    assert json.loads((tmp_path / "padded/lineage.json").read_text())["recipe"]["vocab_size"] == 512
+    refused = init(tmp_path / "short", 3)  # the tokenizer has 5 ids
+    assert refused.returncode != 0 and "vocab_size 3 is below the tokenizer's 5 ids" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "short").exists()
+
+
+def test_its_memory_plan_fits_an_h100_and_a_small_gpu_is_refused_by_name():
+    lineage("gpu", check_files=True)  # the shipped scale: every run planned under 79.18 GiB
+    config = read_config(scale="gpu")
+    small = copy.deepcopy(config)
+    small["scales"]["gpu"]["train"]["gpu_gib"] = 12.0
+    with pytest.raises(ConfigError, match=r"runs\.\w+: plans \d+\.\d GiB a GPU at scale gpu .* gpu_gib"):
+        lineage("gpu", small, check_files=True)
+
+
+def test_a_dry_run_plans_the_whole_published_lineage_here_without_a_gpu():
+    embedded = planned_jobs("soupF2_eval")
+    assert planned_jobs("soupF2_eval", "--config", "scale=gpu") == embedded
+
+
+def test_the_planner_reads_the_scale_it_is_given():
+    out = subprocess.run(
+        [sys.executable, "tools/plan.py", "--lineage", "--scale", "gpu", "--nodes-list", "1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith("nemotron_h/card_pattern_small (0.4B, 0.2B active") and "1 x 79.18 GiB" in out
+    stage1_sft = next(line for line in out.splitlines() if line.startswith("| stage1_sft |"))
+    assert "| 200 |" in stage1_sft  # the scale's steps, not the card's 4,780
+    refused = subprocess.run(
+        [sys.executable, "tools/plan.py", "--lineage", "--scale", "laptop"], cwd=REPO, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "--scale laptop: config.yaml has scales embedded, gpu, full" in refused.stderr
