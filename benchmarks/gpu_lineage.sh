@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The `gpu` scale's lineage on one GPU through Snakemake, as a user runs it, timed per rule; then what a user
+# relies on afterwards: a rerun plans nothing, --forcerun sftw2 reruns exactly sftw2 and what descends from it,
+# and a training job stopped by SIGTERM mid-run is resumed by the rerun.
+#
+# Run as (repository root of a checkout whose results/gpu is empty or from an earlier cut-off call):
+#   bash benchmarks/gpu_lineage.sh build OUT_DIR      # from nothing (or on from where a cut-off call left it)
+#   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
+# SNAKEMAKE (default `python3 -m snakemake`) and LIMIT (seconds the build may run, default 540) are read.
+set -uo pipefail
+phase=${1:?usage: gpu_lineage.sh build|audit OUT_DIR}
+OUT=${2:?usage: gpu_lineage.sh build|audit OUT_DIR}
+mkdir -p "$OUT"
+SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
+TARGET=soupF2_eval
+ARGS=(--config scale=gpu)
+
+per_rule() {  # the wall time of every job, summed per rule (Snakemake's benchmark files)
+  python3 - <<'PY'
+import csv, collections
+from pathlib import Path
+totals = collections.defaultdict(lambda: [0, 0.0, 0.0])
+for tsv in Path("results/gpu/benchmarks").rglob("*.tsv"):
+    row = list(csv.DictReader(tsv.open(), delimiter="\t"))[-1]
+    rule = tsv.parent.name if tsv.parent.name != "runs" else tsv.stem
+    entry = totals[rule]
+    entry[0] += 1
+    entry[1] += float(row["s"])
+    entry[2] = max(entry[2], float(row["max_rss"]) if row["max_rss"] != "NA" else 0.0)
+print("| rule (runs: each run) | jobs | summed wall s | peak RSS MB |")
+print("|---|---|---|---|")
+for rule, (jobs, seconds, rss) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
+    print(f"| {rule} | {jobs} | {seconds:.1f} | {rss:,.0f} |")
+print(f"| all | {sum(v[0] for v in totals.values())} | {sum(v[1] for v in totals.values()):.1f} | |")
+PY
+}
+
+failed_logs() {  # the end of each failed job's log
+  grep -ho "log: logs/gpu/[^ ]*\.log" .snakemake/log/*.snakemake.log 2>/dev/null | sort -u | cut -d' ' -f2 |
+    while read -r log; do
+      if grep -qi "error\|traceback" "$log" 2>/dev/null; then echo "== $log"; grep -v '^\[transformers\]' "$log" | tail -15; fi
+    done
+}
+
+case $phase in
+build)
+  started=$(date +%s)
+  timeout -s INT "${LIMIT:-540}" $SNAKEMAKE --cores all --keep-going --rerun-incomplete "$TARGET" "${ARGS[@]}" \
+    >"$OUT/build.log" 2>&1
+  rc=$?
+  echo "snakemake exit $rc after $(($(date +%s) - started)) s (this call)"
+  grep -E "steps \([0-9]+%\) done|Error in rule|Nothing to be done|Complete log" "$OUT/build.log" | tail -8
+  per_rule | tee "$OUT/per_rule.md"
+  [[ $rc == 0 ]] || failed_logs
+  ls results/gpu/published/soupF2 2>/dev/null && cat results/gpu/eval_table.md 2>/dev/null
+  ;;
+audit)
+  echo "== a rerun plans:"
+  $SNAKEMAKE -n "$TARGET" "${ARGS[@]}" --quiet rules 2>&1 | tail -4
+  echo "== --forcerun sftw2 plans:"
+  $SNAKEMAKE -n "$TARGET" "${ARGS[@]}" --forcerun sftw2 --quiet rules 2>&1 | grep -v "^digests" | tail -25
+  started=$(date +%s)
+  $SNAKEMAKE --cores all "$TARGET" "${ARGS[@]}" --forcerun sftw2 >"$OUT/forcerun.log" 2>&1
+  echo "forcerun exit $? after $(($(date +%s) - started)) s; jobs run: $(grep -c '^rule \|^localrule ' "$OUT/forcerun.log")"
+  grep -E "^(local)?rule " "$OUT/forcerun.log" | sort | uniq -c
+  echo "== SIGTERM to sftw4's launcher mid-run, then the rerun"
+  $SNAKEMAKE --cores all sftw4 "${ARGS[@]}" --forcerun sftw4 >"$OUT/sigterm.log" 2>&1 &
+  run=$!
+  for _ in $(seq 240); do
+    grep -q "^step 0020/" logs/gpu/runs/sftw4.log 2>/dev/null && break  # mid-run: the stop saves this step's state
+    sleep 1
+  done
+  pkill -TERM -f "launch_ranks.py.*--run sftw4" && echo "SIGTERM sent at $(grep -o 'step [0-9]*/' logs/gpu/runs/sftw4.log | tail -1)"
+  wait $run
+  echo "first run exit $?; its log ends:"
+  grep -v '^\[transformers\]' logs/gpu/runs/sftw4.log | tail -4
+  $SNAKEMAKE --cores all sftw4 "${ARGS[@]}" >"$OUT/resume.log" 2>&1
+  echo "rerun exit $?; resumed:"
+  grep -E "resumed from|saved results" logs/gpu/runs/sftw4.log
+  ;;
+esac
