@@ -16,6 +16,7 @@ from transformers import AutoConfig
 
 from lineage.chat import load_bundle
 from lineage.checkpoint import verify_checkpoint
+from lineage.shards import shard_files
 from lineage.workflow.runs import build_lineage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +83,40 @@ def test_config_names_the_architecture_and_no_workflow_file_ships(published):
     assert not list(published.glob(".snakemake*"))
     verify_checkpoint(published)  # lineage.json lists exactly these files' checksums
     lineage = json.loads((published / "lineage.json").read_text())
-    assert lineage["published_from"]["rewritten"] == ["config.json", "system_prompt.txt", "README.md"]
+    rewritten = lineage["published_from"]["rewritten"]
+    assert rewritten[:3] == [
+        "config.json",
+        "system_prompt.txt",
+        "README.md",
+    ]  # then the weights, in the published layout
+    assert set(rewritten[3:]) == {*shard_files(published), "model.safetensors.index.json"}
+
+
+def test_the_weights_are_what_save_pretrained_writes_for_the_model_type(published, tmp_path):
+    """The base was saved in transformers' internal names (`model.*`, 3-D experts); the bundle holds what
+    save_pretrained writes for a model of its config built from scratch (`backbone.*`, one tensor per expert)."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    def tensors(directory: Path) -> dict:
+        return {name: t for shard in shard_files(directory) for name, t in load_file(directory / shard).items()}
+
+    native = tensors(published_from(published))
+    assert all(name.startswith(("model.", "lm_head.")) for name in native)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(published))
+    model.load_state_dict(native)
+    model.save_pretrained(tmp_path / "reference")
+    expected, got = tensors(tmp_path / "reference"), tensors(published)
+    assert sorted(got) == sorted(expected) and any(".experts.0." in name for name in got)
+    assert all(torch.equal(got[name], expected[name]) for name in expected)
+    reloaded = AutoModelForCausalLM.from_pretrained(published)  # and it reads back into the same model
+    assert all(torch.equal(reloaded.state_dict()[k], v) for k, v in model.state_dict().items())
+
+
+def published_from(published: Path) -> Path:
+    """The checkpoint the bundle was published from (lineage.json records it)."""
+    return Path(json.loads((published / "lineage.json").read_text())["published_from"]["directory"])
 
 
 def test_the_system_prompt_is_exactly_what_training_used(published):

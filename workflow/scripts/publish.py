@@ -1,7 +1,9 @@
 """Publish a run as a Hub-ready model repository, written atomically to --out.
 
 The checkpoint's files (hard links where the filesystem allows: no second copy of the weights),
-without workflow files (.snakemake_timestamp); config.json naming its architecture (what
+without workflow files (.snakemake_timestamp); the weights in the names and shapes their model type is published in
+(what save_pretrained writes, lineage/published_layout.py: rewritten where the lineage trained in transformers'
+internal layout, linked where it is already the published one); config.json naming its architecture (what
 AutoConfig and the Hub's widgets read); system_prompt.txt exactly as training used it (stripped);
 README.md, the model card (lineage/evaluation/card.py); lineage.json re-recorded for these files,
 with where they were published from.
@@ -28,6 +30,7 @@ from lineage.cli import json_object  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.card import card_text  # noqa: E402
 from lineage.io import DataError, atomic_path  # noqa: E402
+from lineage.published_layout import needs_rewrite, write_published  # noqa: E402
 
 CARD_NAME = "README.md"
 REWRITTEN = (CONFIG_NAME, SYSTEM_PROMPT_FILE, CARD_NAME)
@@ -70,8 +73,10 @@ def main(argv=None) -> int:
     system_prompt = load_bundle(args.model).system_prompt
     with atomic_path(args.out) as out:
         out.mkdir()
+        converted = write_published(args.model, out) if needs_rewrite(args.model) else []
+        rewritten = [*REWRITTEN, *converted]
         for name in sorted(lineage.get("files", {})):
-            if name not in REWRITTEN:
+            if name not in rewritten:
                 (out / name).parent.mkdir(parents=True, exist_ok=True)
                 link_or_copy(args.model / name, out / name)
         (out / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
@@ -83,11 +88,14 @@ def main(argv=None) -> int:
         record["published_from"] = {
             "directory": str(args.model),
             "lineage_files": lineage.get("files", {}),
-            "rewritten": list(REWRITTEN),
+            "rewritten": rewritten,
         }
-        known = {name: digest for name, digest in lineage.get("files", {}).items() if name not in REWRITTEN}
+        known = {name: digest for name, digest in lineage.get("files", {}).items() if name not in rewritten}
         write_lineage(out, record, known_sha256=known)
-    print(f"published {args.model} -> {args.out} ({len(lineage.get('files', {}))} files; {LINEAGE_NAME} re-recorded)")
+    layout = f"weights rewritten into the published layout ({len(converted)} files)" if converted else "weights linked"
+    print(
+        f"published {args.model} -> {args.out} ({len(lineage.get('files', {}))} files, {layout}; {LINEAGE_NAME} re-recorded)"
+    )
     return 0
 
 

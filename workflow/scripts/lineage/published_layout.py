@@ -1,0 +1,59 @@
+"""A model type's published layout: the tensor names and shapes `save_pretrained` writes for it.
+
+transformers 5 holds some model types in an internal layout and converts at load (Nemotron-H: `model.*`, each
+layer's experts merged into one 3-D tensor; published as `backbone.*`, one tensor per expert). `save_pretrained`
+reverts that conversion, so the Hub, vLLM and SGLang only ever see the published names. A checkpoint this
+workflow wrote in the internal layout (the embedded Base is built from a config, and children keep their
+parent's layout) is published rewritten into the published one, shard by shard, by transformers' own reversal
+(read, not copied, as lineage/layouts.py reads its conversion rules); one already in it is linked as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lineage.shards import INDEX_NAME, shard_files, weight_map
+
+
+def meta_model(directory: Path):
+    """The model of a checkpoint's config.json, built on the meta device (no memory, no weights)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(directory)  # a local folder: nothing is downloaded
+    with torch.device("meta"):
+        return AutoModelForCausalLM.from_config(config)
+
+
+def needs_rewrite(directory: Path) -> bool:
+    """Whether this checkpoint is in transformers' internal names where its model type publishes others."""
+    from transformers.core_model_loading import revert_weight_conversion
+
+    model = meta_model(directory)
+    own = model.state_dict()  # meta tensors of the real shapes: the reversal splits them as it would the weights
+    names = set(weight_map(directory))
+    if not names <= set(own):  # not the internal layout: a published one (a Hub parent's, kept by its children)
+        return False
+    return set(revert_weight_conversion(model, {name: own[name] for name in names})) != names
+
+
+def write_published(directory: Path, out: Path) -> list[str]:
+    """Write the checkpoint's shards into `out` in the published layout, with their index; the file names written."""
+    from safetensors.torch import load_file, save_file
+    from transformers.core_model_loading import revert_weight_conversion
+
+    model = meta_model(directory)
+    names: dict[str, str] = {}
+    written = []
+    for shard in shard_files(directory):
+        tensors = revert_weight_conversion(model, load_file(directory / shard))
+        save_file({name: t.contiguous() for name, t in tensors.items()}, out / shard, metadata={"format": "pt"})
+        names |= dict.fromkeys(tensors, shard)
+        written.append(shard)
+    if (directory / INDEX_NAME).is_file():
+        index = json.loads((directory / INDEX_NAME).read_text())
+        index["weight_map"] = dict(sorted(names.items()))
+        (out / INDEX_NAME).write_text(json.dumps(index, indent=2) + "\n")
+        written.append(INDEX_NAME)
+    return written
