@@ -119,6 +119,18 @@ def published_from(published: Path) -> Path:
     return Path(json.loads((published / "lineage.json").read_text())["published_from"]["directory"])
 
 
+def test_the_card_s_snippet_runs_on_the_folder(published, monkeypatch):
+    card = (published / "README.md").read_text(encoding="utf-8")
+    snippet = card.split("```python\n", 1)[1].split("```", 1)[0]
+    path_line = next(line for line in snippet.splitlines() if line.startswith("path = "))
+    monkeypatch.chdir(published)  # the card's path is "." without a repo id: the folder it ships in
+    assert path_line.startswith('path = "."')
+    scope: dict = {}
+    exec(compile(snippet.replace("max_new_tokens=256", "max_new_tokens=4"), "card", "exec"), scope)
+    assert scope["system"] == (published / "system_prompt.txt").read_text(encoding="utf-8")
+    assert scope["out"].shape[1] > scope["inputs"]["input_ids"].shape[1]
+
+
 def test_the_system_prompt_is_exactly_what_training_used(published):
     text = (published / "system_prompt.txt").read_text(encoding="utf-8")
     assert text == load_bundle(published).system_prompt and text == text.strip()
