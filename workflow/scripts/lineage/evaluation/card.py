@@ -19,16 +19,19 @@ from lineage.evaluation.benchmarks import BENCHMARKS
 def eval_results(
     results: Sequence[Mapping[str, Any]], items: Mapping[str, str] | None = None, full_scale: bool = False
 ) -> list[EvalResult]:
-    """One model-index entry per benchmark part, in the registry's order. The data set is the Hub's
-    only at full scale for the public sets; otherwise the item file the part was cut from."""
+    """One model-index entry per benchmark part, in the registry's order. The data set is the Hub's only at full
+    scale for the public sets, the user's own item file for the others; at the other scales it is "sample" (the
+    shipped sample items, named with their file in the entry's name), never a local path posing as a data set."""
     order, items = list(BENCHMARKS), items or {}
     out = []
     for result in sorted(results, key=lambda r: (order.index(r["benchmark"]), r.get("part") or "")):
         entry = BENCHMARKS[result["benchmark"]].model_index
         name, metric, hub_id = entry.name, entry.metric, entry.hub_dataset
-        dataset = hub_id if full_scale and hub_id else items.get(result["benchmark"], result["benchmark"])
+        source = items.get(result["benchmark"], result["benchmark"])
+        dataset = (hub_id or source) if full_scale else "sample"
         part = result.get("part")
         label = f"{name} part {part}" if part and len(BENCHMARKS[result["benchmark"]].parts) > 1 else name
+        label += "" if full_scale else f" (sample items: {source})"
         out.append(
             EvalResult(
                 task_type="text-generation",
