@@ -44,7 +44,8 @@ pytestmark = [
 ]
 
 DATA = Path(__file__).parent / "data"
-CONFIG = ["--config", "scale=embedded", "--configfile", str(DATA / "slurm_quick.yaml"), str(DATA / "slurm_nodes.yaml")]
+QUICK = ["--config", "scale=embedded", "--configfile", str(DATA / "slurm_quick.yaml")]
+CONFIG = [*QUICK, str(DATA / "slurm_nodes.yaml")]  # Stage 1: the Base that QUICK's chain starts from
 TWO_NODES = str(DATA / "slurm_two_nodes.yaml")
 RUN = "sftw2"
 MODEL = f"results/embedded/models/{RUN}"
@@ -81,7 +82,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, cluster) -> Path:
-    """A workflow copy whose Stage 1 is built without Slurm, and an sbatch that logs each call."""
+    """A workflow copy whose Stage 1 (the Base) is built without Slurm, and an sbatch that logs each call."""
     root = copy_workflow(tmp_path_factory.mktemp("slurm-nodes"))
     shims = root / ".sbatch-log"
     shims.mkdir()
@@ -89,7 +90,7 @@ def workdir(tmp_path_factory, cluster) -> Path:
         f'#!/bin/sh\nprintf "%s\\n" "$*" >> {shims}/calls\nexec {shutil.which("sbatch")} "$@"\n'
     )
     (shims / "sbatch").chmod(0o755)
-    run_snakemake(root, "dpo1", "--cores", "2", *CONFIG)
+    run_snakemake(root, "base", "--cores", "2", *QUICK)
     return root
 
 
