@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.19")
 
@@ -40,9 +39,10 @@ from lineage.workflow.digests import (  # noqa: E402
 )
 from lineage.evaluation.benchmarks import PART_NAMES  # noqa: E402
 from lineage.errors import EXIT_CODES  # noqa: E402
-from lineage.workflow.checks import ConfigError, flags, schema_reason  # noqa: E402
+from lineage.workflow.checks import ConfigError, flags  # noqa: E402
 from lineage.workflow.local_gpus import check_local_gpus, local_gpus  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
+from lineage.workflow.schema import load_schema, validate_config  # noqa: E402
 from lineage.screening import control_tokens  # noqa: E402
 
 
@@ -56,13 +56,10 @@ def refuse(reason) -> None:
     sys.exit(EXIT_CODES["ConfigError"])
 
 
-SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = load_schema(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 try:
-    config.update(numbers_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
-    validate(config, str(SCHEMA))
-except WorkflowError as err:
-    refuse(schema_reason(err))
-try:
+    config.update(numbers_by_schema(config, SCHEMA))
+    validate_config(config, SCHEMA)
     L = build_lineage(config)
 except ConfigError as err:
     refuse(err)

@@ -6,7 +6,6 @@ supply. Each problem is a ConfigError that names the config key, raised before a
 from __future__ import annotations
 
 import math
-import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,16 +22,6 @@ DATA_KINDS = {"sft": ("winners", "general_mix", "sft_mixture"), "dpo": ("pairs",
 
 class ConfigError(ValueError):
     """config.yaml describes a lineage that cannot be built; the message names the key."""
-
-
-def schema_reason(error: BaseException) -> str:
-    """One line from a schema refusal (snakemake.utils.validate's error): the config path and what is wrong."""
-    text = str(error)
-    what = re.search(r"ValidationError: (.*)", text)
-    where = re.search(r"On instance((?:\[[^\]]*\])*)", text)
-    path = ".".join(re.findall(r"\[['\"]?([^'\"\]]*)['\"]?\]", where.group(1))) if where else ""
-    reason = what.group(1).strip() if what else text.strip().splitlines()[-1]
-    return f"{path}: {reason}" if path else reason
 
 
 def flags(name: str, values: Iterable[Any]) -> str:

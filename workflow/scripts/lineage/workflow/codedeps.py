@@ -27,17 +27,8 @@ from pathlib import Path
 def import_closure(script: str | Path, root: str | Path) -> list[str]:
     """`script` and every project module it imports transitively, as sorted paths relative to
     the current directory's view of `root` (the spelling Snakemake compares)."""
-    root = Path(root)
-    found: set[Path] = set()
-    pending = [Path(script)]
-    while pending:
-        path = pending.pop()
-        if path in found:
-            continue
-        found.add(path)
-        pending.extend(_imported_files(path.resolve(), root.resolve()))
-    base = root.resolve()
-    return sorted(str(root / p.resolve().relative_to(base)) for p in found)
+    base = Path(root).resolve()
+    return sorted(str(Path(root) / path.relative_to(base)) for path in _closure(Path(script).resolve(), base))
 
 
 @functools.cache
@@ -45,11 +36,21 @@ def code_digest(script: str | Path, root: str | Path) -> str:
     """`<file>:<digest>` for `script` and every project module it imports, space-separated, in
     path order (paths relative to `root`; 16 hex digits of each file's syntax digest). Once per script
     and process: the rules of many runs share a script, and a parse asks for each rule's code."""
-    root = Path(root)
-    return " ".join(
-        f"{Path(name).relative_to(root)}:{syntax_digest(Path(name).resolve())[:16]}"
-        for name in import_closure(script, root)
-    )
+    base = Path(root).resolve()
+    files = sorted((path.relative_to(base), path) for path in _closure(Path(script).resolve(), base))
+    return " ".join(f"{relative}:{syntax_digest(path)[:16]}" for relative, path in files)
+
+
+def _closure(script: Path, base: Path) -> set[Path]:
+    """The absolute paths of `script` and of every project module it imports, transitively."""
+    found: set[Path] = set()
+    pending = [script]
+    while pending:
+        path = pending.pop()
+        if path not in found:
+            found.add(path)
+            pending.extend(_imported_files(path, base))
+    return found
 
 
 def syntax_digest(path: Path) -> str:
@@ -86,6 +87,12 @@ def keep_facts(path: str | Path) -> None:
 
 
 def _facts(path: Path) -> dict:
+    stat = path.stat()  # a file is read and hashed once a process while its size and time stay
+    return _facts_of_version(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _facts_of_version(path: Path, mtime_ns: int, size: int) -> dict:
     source = path.read_bytes()
     key = hashlib.sha256(source).hexdigest()
     _USED.add(key)
