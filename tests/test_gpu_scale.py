@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 
 import pytest
 from transformers import AutoConfig
 from workflow_helpers import REPO, planned_jobs
 
+from lineage.errors import EXIT_CODES, run_cli
 from lineage.modeling import SHAPES, mamba_kernel_misfit
 from lineage.workflow.config_file import read_config
 from lineage.workflow.runs import ConfigError, build_lineage
@@ -53,22 +52,23 @@ def test_its_base_is_the_card_pattern_and_kernel_shaped():
     assert mamba_kernel_misfit(NemotronHConfig(**shape, vocab_size=CARD_VOCAB)) is None
 
 
-def test_the_base_script_pads_the_vocabulary_and_refuses_too_few_rows(tmp_path, tokenizer_dir):
+def test_the_base_script_pads_the_vocabulary_and_refuses_too_few_rows(tmp_path, tokenizer_dir, capsys):
+    import init_model
+
     def init(out, vocab):
         args = ["--family", "nemotron_h", "--size", "tiny", "--tokenizer", tokenizer_dir, "--out", str(out)]
-        return subprocess.run(
-            [sys.executable, str(REPO / "workflow/scripts/init_model.py"), *args, "--vocab-size", str(vocab)],
-            capture_output=True,
-            text=True,
+        return run_cli(
+            lambda: init_model.main(init_model.parse_args([*args, "--vocab-size", str(vocab)])), "init_model"
         )
 
-    done = init(tmp_path / "padded", 512)
-    assert done.returncode == 0, done.stderr
+    assert init(tmp_path / "padded", 512) == 0
     assert AutoConfig.from_pretrained(tmp_path / "padded").vocab_size == 512
     assert json.loads((tmp_path / "padded/lineage.json").read_text())["recipe"]["vocab_size"] == 512
-    refused = init(tmp_path / "short", 3)  # the tokenizer has 5 ids
-    assert refused.returncode != 0 and "vocab_size 3 is below the tokenizer's 5 ids" in refused.stderr
-    assert "Traceback" not in refused.stderr and not (tmp_path / "short").exists()
+    capsys.readouterr()
+    assert init(tmp_path / "short", 3) == EXIT_CODES["ModelShapeError"]  # the tokenizer has 5 ids
+    said = capsys.readouterr().err.strip()
+    assert said == "init_model: config error: vocab_size 3 is below the tokenizer's 5 ids: give at least that many rows"
+    assert not (tmp_path / "short").exists()
 
 
 def test_its_memory_plan_fits_an_h100_and_a_small_gpu_is_refused_by_name():
@@ -85,18 +85,13 @@ def test_a_dry_run_plans_the_whole_published_lineage_here_without_a_gpu():
     assert planned_jobs("soupF2_eval", "--config", "scale=gpu") == embedded
 
 
-def test_the_planner_reads_the_scale_it_is_given():
-    out = subprocess.run(
-        [sys.executable, "tools/plan.py", "--lineage", "--scale", "gpu", "--nodes-list", "1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def test_the_planner_reads_the_scale_it_is_given(capsys):
+    import plan
+
+    assert plan.main(["--lineage", "--scale", "gpu", "--nodes-list", "1"]) == 0
+    out = capsys.readouterr().out
     assert out.startswith("nemotron_h/card_pattern_small (0.4B, 0.2B active") and "1 x 79.18 GiB" in out
     stage1_sft = next(line for line in out.splitlines() if line.startswith("| stage1_sft |"))
     assert "| 200 |" in stage1_sft  # the scale's steps, not the card's 4,780
-    refused = subprocess.run(
-        [sys.executable, "tools/plan.py", "--lineage", "--scale", "laptop"], cwd=REPO, capture_output=True, text=True
-    )
-    assert refused.returncode != 0 and "--scale laptop: config.yaml has scales embedded, gpu, full" in refused.stderr
+    with pytest.raises(ValueError, match="--scale laptop: config.yaml has scales embedded, gpu, full"):
+        plan.main(["--lineage", "--scale", "laptop"])
