@@ -135,12 +135,22 @@ def rule_blocks() -> list[tuple[str, str]]:
 
 
 def env_packages(env: str) -> set[str]:
+    """What the env file lists, and what its post-deploy script builds (the Mamba-2 kernels' script)."""
     spec = yaml.safe_load((REPO / env).read_text())
     names = set()
     for dep in spec["dependencies"]:
         for item in dep.get("pip", []) if isinstance(dep, dict) else [dep]:
             names.add(_normal(re.split(r"[=<>!\[ ]", item, maxsplit=1)[0]))
+    post_deploy = (REPO / env).with_suffix(".post-deploy.sh")
+    if post_deploy.is_file() and "envs/mamba-kernels.sh" in post_deploy.read_text():
+        names |= {_normal(name) for name in kernel_pins()}
     return names
+
+
+def kernel_pins() -> dict[str, str]:
+    """The `<NAME>_PIN=package==version` lines of envs/mamba-kernels.sh."""
+    text = (REPO / "envs/mamba-kernels.sh").read_text()
+    return dict(re.findall(r"^\w+_PIN=([A-Za-z0-9_.-]+)==(\S+)", text, flags=re.M))
 
 
 def _normal(name: str) -> str:
