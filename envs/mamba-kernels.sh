@@ -7,7 +7,7 @@
 #
 #   bash envs/mamba-kernels.sh            # TORCH_CUDA_ARCH_LIST defaults to this machine's GPU (e.g. 9.0)
 set -euo pipefail
-CAUSAL_CONV1D_PIN=causal-conv1d==1.6.1 # requirements-gpu.txt's pins (tests/test_envs.py)
+CAUSAL_CONV1D_PIN=causal-conv1d==1.6.1 # their one pin (tests/test_envs.py)
 MAMBA_SSM_PIN=mamba-ssm==2.3.2.post1
 CAUSAL_CONV1D=${CAUSAL_CONV1D_PIN#*==} MAMBA_SSM=${MAMBA_SSM_PIN#*==}
 PYTHON=${PYTHON:-python}

@@ -119,7 +119,7 @@ def test_packing_a_mamba_model_without_its_kernels_is_refused_with_what_to_insta
     nemotron = build_base(tmp_path, family="nemotron_h")
     with pytest.raises(PackingError, match="needs the Mamba-2 kernels") as error:
         run_in_process("train_sft", train_args(nemotron["base"], nemotron["sft"], tmp_path / "out", packing=True))
-    assert "pip install causal-conv1d mamba-ssm" in str(error.value) and "padded training works" in str(error.value)
+    assert "bash envs/mamba-kernels.sh" in str(error.value) and "padded training works" in str(error.value)
 
 
 def test_each_model_family_gets_the_row_boundaries_its_layers_need(monkeypatch):

@@ -55,8 +55,8 @@ def boundary_inputs(
         why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
         raise PackingError(
             f"{what} of {model_type!r} models needs the Mamba-2 kernels, which keep packed rows apart in the "
-            f"convolution and the scan ({why}): pip install causal-conv1d mamba-ssm on a CUDA machine (README, "
-            f"'GPU clusters'), or {otherwise}"
+            f"convolution and the scan ({why}): build them with `bash envs/mamba-kernels.sh` on a CUDA machine "
+            f"(docs/full-scale.md 'GPU clusters'), or {otherwise}"
         )
     return ("position_ids", "seq_idx")
 
