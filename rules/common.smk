@@ -56,7 +56,9 @@ def refuse(reason) -> None:
     sys.exit(EXIT_CODES["ConfigError"])
 
 
-SCHEMA = load_schema(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = load_schema(
+    Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+)
 try:
     config.update(numbers_by_schema(config, SCHEMA))
     validate_config(config, SCHEMA)

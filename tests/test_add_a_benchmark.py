@@ -35,7 +35,7 @@ print(json.dumps({"benchmarks": list(BENCHMARKS), "parts": PART_NAMES, "rows": [
     seen = json.loads(python_in(workflow, "-c", code).stdout)
     assert seen["benchmarks"] == ["mmlu", "gsm8k", "ifeval", "degen", "margin", "yesno"]
     assert seen["parts"][-1] == "yesno_A" and seen["rows"][-1] == "Yes/no A"
-    assert seen["index"] == ["Yes/no", "accuracy"]
+    assert seen["index"] == ["Yes/no (sample items)", "accuracy"]  # no item file given: the module's own sample
 
 
 def test_the_plan_evaluates_it_from_its_sample_and_its_module_is_in_the_evaluations_code(workflow):

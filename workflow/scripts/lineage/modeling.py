@@ -184,7 +184,7 @@ def build_config(family: str, size: str, tokenizer, vocab_size: int | None = Non
     if (family, size) not in SHAPES:
         known = ", ".join(f"{f}/{s}" for f, s in SHAPES)
         raise ModelShapeError(f"no model shape {family}/{size}; known shapes: {known}")
-    if vocab_size is not None and vocab_size < len(tokenizer):
+    if vocab_size is not None and hasattr(tokenizer, "__len__") and vocab_size < len(tokenizer):
         raise ModelShapeError(
             f"vocab_size {vocab_size:,} is below the tokenizer's {len(tokenizer):,} ids: give at least that many rows"
         )

@@ -31,7 +31,10 @@ def eval_results(
         dataset = (hub_id or source) if full_scale else "sample"
         part = result.get("part")
         label = f"{name} part {part}" if part and len(BENCHMARKS[result["benchmark"]].parts) > 1 else name
-        label += "" if full_scale else f" (sample items: {source})"
+        if not full_scale:
+            label += (
+                f" (sample items: {items[result['benchmark']]})" if result["benchmark"] in items else " (sample items)"
+            )
         out.append(
             EvalResult(
                 task_type="text-generation",
