@@ -209,8 +209,8 @@ def train_resources(run, slurm_extra):
 
 
 def launcher(run):
-    """How a run's FSDP processes start (the scripts shard with FSDP2 themselves): `accelerate launch`
-    on one node, srun with one `accelerate launch` per node on several (lineage/workflow/cluster.py).
+    """How a run's FSDP processes start (the scripts shard with FSDP2 themselves): launch_ranks.py
+    on one node, srun with one launch_ranks.py per node on several (lineage/workflow/cluster.py).
     """
     return launch_command(
         run.nodes, run.processes_per_node, L.resources["train"], stop_grace=STOP_GRACE_S

@@ -20,7 +20,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
 ACCELERATE_CONFIG = REPO / "workflow" / "accelerate" / "fsdp2.yaml"
-# What the workflow's training rules run (lineage/workflow/cluster.py LAUNCHER): `accelerate launch`, ending as the failed rank did.
+# What the workflow's training rules run (lineage/workflow/cluster.py LAUNCHER): launch_ranks.py, ending as the failed rank did.
 LAUNCHER = [sys.executable, str(SCRIPTS / "launch_ranks.py"), "--config_file", str(ACCELERATE_CONFIG)]
 
 
@@ -174,7 +174,7 @@ def launch(script: str, args: list[str], processes: int, timeout: int = 300) -> 
 def launch_async(
     script: str, args: list[str], processes: int, machines: tuple[int, int], main: tuple[str, int]
 ) -> subprocess.Popen:
-    """One machine's `accelerate launch` of a multi-machine run (machines: count, this one's rank;
+    """One machine's launcher of a multi-machine run (machines: count, this one's rank;
     processes: all machines together), started and left running; stdout and stderr together."""
     count, rank = machines
     cmd = [
@@ -197,7 +197,7 @@ def launch_async(
 
 
 def process_family(pid: int) -> list[int]:
-    """A process and all its descendants (accelerate's ranks run in process groups of their own, so
+    """A process and all its descendants (the launcher's ranks run in sessions of their own, so
     killpg would miss them), read from /proc."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):

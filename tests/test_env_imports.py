@@ -23,7 +23,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
-LAUNCHER = "launch_ranks.py"  # {params.launch}: accelerate's launcher, through this script
+LAUNCHER = "launch_ranks.py"  # {params.launch}: the workflow's launcher, which starts the script's ranks
 
 # torch's Linux wheel depends on the triton it was built with: a separate pin could only disagree with it
 PROVIDED = {"triton": "torch"}

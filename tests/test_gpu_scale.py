@@ -37,7 +37,7 @@ def test_it_builds_the_embedded_runs_each_on_one_gpu_through_the_full_scale_path
         assert recipe.packing and recipe.compile and recipe.packed_attention == "varlen", run.name
         assert recipe.fused_loss == "inplace_chunked", run.name
     # the chain's steps are the scale's own, not the card's 4,780 / 234
-    assert gpu.runs["stage1_sft"].recipe.steps == 200 and gpu.runs["dpo1"].recipe.steps == 24
+    assert gpu.runs["stage1_sft"].recipe.steps == 100 and gpu.runs["dpo1"].recipe.steps == 24
     assert gpu.eval.device == "cuda" and gpu.eval.cache == "graph"
 
 
@@ -92,6 +92,6 @@ def test_the_planner_reads_the_scale_it_is_given(capsys):
     out = capsys.readouterr().out
     assert out.startswith("nemotron_h/card_pattern_small (0.4B, 0.2B active") and "1 x 79.18 GiB" in out
     stage1_sft = next(line for line in out.splitlines() if line.startswith("| stage1_sft |"))
-    assert "| 200 |" in stage1_sft  # the scale's steps, not the card's 4,780
+    assert "| 100 |" in stage1_sft  # the scale's steps, not the card's 4,780
     with pytest.raises(ValueError, match="--scale laptop: config.yaml has scales embedded, gpu, full"):
         plan.main(["--lineage", "--scale", "laptop"])

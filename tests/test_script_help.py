@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 COMMANDS = sorted(
     p
     for p in [*(REPO / "workflow" / "scripts").glob("*.py"), *(REPO / "tools").glob("*.py")]
-    if "argparse" in p.read_text() or "parse_args(" in p.read_text()  # launch_ranks.py: accelerate's parser
+    if "argparse" in p.read_text() or "parse_args(" in p.read_text()
 )
 
 
@@ -52,7 +52,7 @@ def test_every_script_and_tool_prints_its_help():
     assert len(COMMANDS) > 20
     results = helps(COMMANDS)
     assert not failures(results)
-    # each under its own name: a wrapper of another tool's parser (launch_ranks.py: accelerate's) says what it is
+    # each under its own name, saying what it is
     foreign = [p.name for p, result in results.items() if f"usage: {p.name}" not in result["stdout"]]
     assert not foreign, foreign
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One node's part of a multi-node training job: `accelerate launch` of this node's processes,
+# One node's part of a multi-node training job: launch_ranks.py starts this node's processes,
 # meeting the other nodes at a static rendezvous on the job's first node.
 #
 # Started once per node by the training rule's srun (lineage/workflow/cluster.py launch_command):

@@ -27,7 +27,7 @@ NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
 
 # A training job's end at its time limit. Slurm sends SIGTERM this long before the limit (sbatch --signal); each
 # rank finishes its step and saves its state (lineage/training/preemption.py), and the launcher, which forwards
-# the signal, waits that long for them before it kills them (torch elastic's TORCH_ELASTIC_SHUTDOWN_TIMEOUT, 30 s
+# the signal, waits that long for them before it kills them (TORCH_ELASTIC_SHUTDOWN_TIMEOUT, torchrun's name too; 30 s
 # by default: too short for a full-scale rank's ~47 GB state). The grace ends 30 s before the limit, where Slurm
 # itself would start to kill.
 STOP_LEAD_S = 300
@@ -91,8 +91,8 @@ def threads_per_process(cpus: int, world_size: int) -> int:
 
 
 def launch_command(nodes: int, processes_per_node: int, resources: Resources, stop_grace: int | None = None) -> str:
-    """The command that starts a training script's processes: `accelerate launch` on one node; on
-    several, srun with one task per node, each running that node's `accelerate launch`. With `stop_grace`
+    """The command that starts a training script's processes: launch_ranks.py on one node; on
+    several, srun with one task per node, each running that node's launch_ranks.py. With `stop_grace`
     the launcher gives its ranks that many seconds to save after a stop signal (STOP_GRACE_S)."""
     threads = threads_per_process(resources.cpus, nodes * processes_per_node)
     grace = f"TORCH_ELASTIC_SHUTDOWN_TIMEOUT={stop_grace} " if stop_grace is not None else ""
