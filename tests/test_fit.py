@@ -55,3 +55,19 @@ def test_the_dry_run_refuses_it_in_one_line_before_any_job(tmp_path):
     assert proc.stderr.strip().startswith("config error: runs.sftw2: plans "), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Job stats" not in proc.stdout
+
+
+def test_the_trained_model_is_the_built_shape_or_the_given_checkpoint_s_config(tmp_path):
+    """One answer for the fit check, the expert-parallel check and the planner (lineage/workflow/trained_model.py)."""
+    from lineage.workflow.trained_model import trained_model
+
+    shipped = yaml.safe_load((REPO / "config.yaml").read_text())["scales"]
+    gpu = trained_model(shipped["gpu"], REPO)
+    assert (gpu.family, gpu.size, gpu.vocab, gpu.built) == ("nemotron_h", "card_pattern_small", 131072, True)
+    assert gpu.config().vocab_size == 131072 and gpu.config_values()["n_routed_experts"] == 32
+    full = copy.deepcopy(card_scale(tmp_path)["scales"]["full"])
+    given = trained_model(full, tmp_path)
+    assert not given.built and given.config_values()["vocab_size"] == 131072
+    assert given.config().hidden_size == SHAPES[("nemotron_h", "30b_a3b")]["hidden_size"]
+    full["stage1"]["path"] = str(tmp_path / "absent")
+    assert trained_model(full, tmp_path).config() is None  # nothing on disk: nothing to plan from

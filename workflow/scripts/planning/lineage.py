@@ -22,6 +22,7 @@ from lineage.modeling import count_params
 from lineage.training.data import pack_groups
 from lineage.workflow.cluster import host_memory_mb
 from lineage.workflow.runs import speed_settings, with_overrides
+from lineage.workflow.trained_model import trained_model
 from planning.measured import CHAT_LOSS_SHARE, MEASURED_MFU, mfu_at
 from planning.memory import GIB, build_meta_model, check_expert_parallel, expert_params, fits, layer_kinds, plan
 from planning.side_jobs import checkpoint_io_note, eval_note, reference_note
@@ -111,14 +112,13 @@ def run_settings(train: dict, spec: dict, scale: str = "full") -> tuple[dict, in
 def fill_from_scale(args, scale: dict) -> None:
     """The model and GPUs the flags leave open, from the scale: the Base it builds (else the card's shape, whose
     checkpoint it is given), its processes a node and its GPUs' memory."""
-    base = scale["base"]
-    built = base["build"] and scale["stage1"]["from"] != "external"
+    model = trained_model(scale, Path("."))
     if args.family is None:
-        args.family = base["family"] if built else "nemotron_h"
+        args.family = model.family if model.built else "nemotron_h"
     if args.size is None:
-        args.size = base["model_size"] if built else "30b_a3b"
+        args.size = model.size if model.built else "30b_a3b"
     if args.vocab is None:
-        args.vocab = (base.get("vocab_size") or base["tokenizer_vocab"]) if built else 131072
+        args.vocab = model.vocab if model.built else 131072
     if args.gpus is None:
         args.gpus = scale["train"]["processes"]
     if "gpu_gib" in scale["train"]:

@@ -15,30 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from lineage.workflow.checks import TRAINED, ConfigError
+from lineage.workflow.trained_model import trained_model
 
 CHECKED_DEVICES = ("cuda",)  # a CPU run's memory is the host's: Slurm's mem_mb, not this check
-
-
-def trained_config(settings: dict[str, Any], base: Path):
-    """The transformers config of the model this scale trains, or None when it cannot be known here."""
-    from lineage.modeling import CONFIG_CLASSES, SHAPES
-
-    built = settings["stage1"]["from"] != "external" and settings["base"]["build"]
-    if built:
-        shape = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]))
-        if shape is None:
-            return None
-        vocab = settings["base"].get("vocab_size") or settings["base"]["tokenizer_vocab"]
-        return CONFIG_CLASSES[settings["base"]["family"]](**shape, vocab_size=vocab)
-    source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
-    if not (base / source / "config.json").is_file():
-        return None
-    from transformers import AutoConfig
-
-    try:
-        return AutoConfig.from_pretrained(base / source)  # a local folder: nothing is downloaded
-    except ValueError:  # no model type transformers knows: the training job itself says so
-        return None
 
 
 def check_fit(lineage, settings: dict[str, Any], base: Path) -> None:
@@ -50,7 +29,7 @@ def check_fit(lineage, settings: dict[str, Any], base: Path) -> None:
     }
     if not runs:
         return
-    config = trained_config(settings, base)
+    config = trained_model(settings, base).config()
     if config is None:
         return
     import torch

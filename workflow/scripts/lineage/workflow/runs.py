@@ -11,7 +11,6 @@ existence checks of given inputs, and nothing imports torch, so Snakemake parses
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_m
 from lineage.workflow.evaluation import EvalSettings, eval_settings
 from lineage.workflow.fit import check_fit
 from lineage.workflow.sections import Base, Export, GeneralMix, Shared, Verifier, sections
+from lineage.workflow.trained_model import trained_model
 
 # The keys of a run's `overrides.<scale>` that replace the run's own values; the others replace
 # `scales.<scale>.train` keys.
@@ -337,22 +337,14 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".", chec
 
 
 def _routed_experts_of_base(settings: Mapping[str, Any], base: Path) -> int | None:
-    """Routed experts per layer of the models this scale trains: the built Base's shape, or the
-    config.json of the checkpoint given by path (None when neither says; 0 for a dense model)."""
+    """Routed experts per layer of the models this scale trains (None when nothing says; 0 for a dense model)."""
     from types import SimpleNamespace
 
     # imports transformers: read only when a run asks for expert parallelism
-    from lineage.modeling import SHAPES, routed_experts
+    from lineage.modeling import routed_experts
 
-    if settings["stage1"]["from"] != "external" and settings["base"]["build"]:
-        values = SHAPES.get((settings["base"]["family"], settings["base"]["model_size"]), {})
-    else:
-        source = settings["stage1"]["path"] if settings["stage1"]["from"] == "external" else settings["base"]["path"]
-        config = base / source / "config.json"
-        if not config.is_file():
-            return None
-        values = json.loads(config.read_text())
-    return routed_experts(SimpleNamespace(**values)) or 0
+    values = trained_model(settings, base).config_values()
+    return None if values is None else routed_experts(SimpleNamespace(**values)) or 0
 
 
 def _check_expert_parallel(lineage: Lineage, settings: Mapping[str, Any], base: Path) -> None:
