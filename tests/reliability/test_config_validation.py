@@ -4,6 +4,7 @@ Each bad config must be refused with a message that names the offending key.
 """
 
 import copy
+import json
 
 import jsonschema
 import pytest
@@ -118,6 +119,52 @@ def test_lineage_checks_name_the_key(changes, message):
     with pytest.raises(ConfigError) as err:
         validate(mutated(**changes))
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "section, row, message",
+    [
+        # StackExchange-paired's layout: no prompt turns, answers under other names
+        ("preference_mix", {"question": "q", "response_j": "a", "response_k": "b"}, "no prompt: give 'messages'"),
+        ("preference_mix", {"prompt": "q", "chosen": "a"}, "field 'rejected': expected the answer as text"),
+        ("general_mix", {"text": "a pretraining document"}, "field 'messages': missing"),
+        ("general_mix", {"conversations": [{"from": "bot", "value": "hi"}]}, "field 'conversations[0].from'"),
+    ],
+)
+def test_a_source_in_a_layout_no_job_reads_is_refused_at_the_dry_run_naming_file_row_and_field(
+    tmp_path, section, row, message
+):
+    source = tmp_path / "source.jsonl"
+    source.write_text("not json\n" + json.dumps(row) + "\n")  # a bad line is the job's to quarantine; row 2 is read
+    shipped = CONFIG["scales"]["embedded"][section]["sources"]
+    config = mutated(**{f"scales__embedded__{section}__sources": [str(source), *shipped]})
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    said = str(err.value)
+    assert said.startswith(f"scales.embedded.{section}.sources[0]: {source}:2: ") and message in said, said
+
+
+def test_sources_as_their_publishers_ship_them_pass_the_dry_run(tmp_path):
+    """UltraFeedback (binarized) as a Parquet file, and a ShareGPT-layout SFT file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    turns = [{"role": "user", "content": "q"}]
+    ultrafeedback = {
+        "prompt": "q",
+        "chosen": [*turns, {"role": "assistant", "content": "good"}],
+        "rejected": [*turns, {"role": "assistant", "content": "bad"}],
+        "messages": [*turns, {"role": "assistant", "content": "good"}],
+    }
+    pq.write_table(pa.Table.from_pylist([ultrafeedback] * 3), tmp_path / "uf.parquet")
+    sharegpt = tmp_path / "sharegpt.jsonl"
+    sharegpt.write_text(json.dumps({"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}))
+    validate(
+        mutated(
+            scales__embedded__preference_mix__sources=[str(tmp_path / "uf.parquet")],
+            scales__embedded__general_mix__sources=["resources/sample/general_mix.jsonl", str(sharegpt)],
+        )
+    )
 
 
 def test_cycle_is_refused():

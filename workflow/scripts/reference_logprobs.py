@@ -33,6 +33,7 @@ from transformers import AutoTokenizer
 
 from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoint import load_model, read_lineage
+from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.errors import run_cli
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
@@ -40,7 +41,7 @@ from lineage.io import DataError, write_jsonl
 from lineage.screening import control_tokens
 from lineage.training import dist as tdist
 from lineage.training.data import load_rows
-from lineage.training.pairs import PAIR_FIELDS, reference_header, scoring_request, tokenize_pairs
+from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 

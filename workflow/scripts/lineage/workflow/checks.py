@@ -184,6 +184,8 @@ def check_paths(lineage, settings: Mapping[str, Any], base: Path) -> None:
                 f"(e.g. --config scale={scale} plus a --configfile overlay that sets {key})."
             )
     check_general_mix_supply(settings["general_mix"], base, scale)
+    if settings["stage1"]["from"] != "external":
+        check_source_formats(settings, base, scale)
     check_item_counts(lineage, base)
 
 
@@ -229,3 +231,31 @@ def check_general_mix_supply(mix: Mapping[str, Any], base: Path, scale: str) -> 
             f"scales.{scale}.general_mix.rows: {mix['rows']:,} rows asked for, but its sources hold {available:,} "
             f"({', '.join(str(p) for p in local)}); lower rows or add a source"
         )
+
+
+FIRST_ROWS_READ = 20  # lines read for a first parseable row: a bad line is the job's to quarantine, not a format
+
+
+def check_source_formats(settings: Mapping[str, Any], base: Path, scale: str) -> None:
+    """Each local SFT and preference source is in a layout its job reads: its first row read here by the job's own
+    reader (lineage/data/general_mix.py to_messages, lineage/data/pair_rows.py pair_conversation), so a file as its
+    publisher ships it in a layout we do not read is refused at the dry run, not in its job."""
+    from lineage.data.general_mix import to_messages
+    from lineage.data.pair_rows import pair_conversation
+    from lineage.io import DataError, read_rows_lenient
+
+    readers = {"general_mix": to_messages, "preference_mix": pair_conversation}
+    for section, reader in readers.items():
+        for number, source in enumerate(settings[section]["sources"]):
+            path = base / source
+            if not path.is_file():  # a hub id or a dataset directory: read in the job
+                continue
+            key = f"scales.{scale}.{section}.sources[{number}]"
+            rows = ((line, row) for line, row, _, _ in read_rows_lenient(path) if row is not None)
+            first = next((item for _, item in zip(range(FIRST_ROWS_READ), rows)), None)
+            if first is None:
+                raise ConfigError(f"{key}: {source}: no row in its first {FIRST_ROWS_READ} lines is a JSON object")
+            try:
+                reader(first[1], f"{source}:{first[0]}")
+            except DataError as error:
+                raise ConfigError(f"{key}: {error} (docs/formats.md lists the layouts read)") from None
