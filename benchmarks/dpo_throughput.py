@@ -39,6 +39,7 @@ from sft_throughput import add_layers_flag, allocator_line, first_layers, random
 from transformers import AutoTokenizer
 
 from lineage.chat import IGNORE_INDEX, load_bundle
+from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import write_jsonl
@@ -50,7 +51,7 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.optim import build_optimizer
 from lineage.training.packing import boundary_inputs, missing_mamba_kernels
-from lineage.training.pairs import PAIR_FIELDS, reference_header, scoring_request, tokenize_pairs
+from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
 
 PEAK_FLOPS = 989e12  # dense bf16, H100/H200
 

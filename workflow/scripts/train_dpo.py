@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
@@ -41,7 +42,6 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.packing import backbone_inputs
 from lineage.training.pairs import (
-    PAIR_FIELDS,
     collate_pairs,
     read_reference,
     reference_logprobs,
