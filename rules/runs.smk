@@ -103,6 +103,9 @@ for _name in L.runs_of("sft", "dpo"):
                 init=L.model_dir(_run.parents[0]),
                 data=L.data_files(_name),
                 reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
+                # always there for an SFT run on winner rows, whatever validate_every says: a changed
+                # input list would rerun it. The split already feeds its rows, so it adds no rerun.
+                validation=L.validation_files(_name),
             ),
         output:
             **with_sha256(model=directory(L.model_dir(_name))),
@@ -134,6 +137,15 @@ for _name in L.runs_of("sft", "dpo"):
             expert_parallel=_run.expert_parallel,
             save_every=untracked(_run.save_every),
             save_every_minutes=untracked(_run.save_every_minutes),
+            # reporting never changes the weights (tests/test_tracking.py): not tracked
+            validation=untracked(flags("validation", L.validation_files(_name))),
+            validate_every=untracked(
+                _run.validate_every if L.validation_files(_name) else 0
+            ),
+            report_to=untracked(",".join(_run.report_to) or "none"),
+            tracking=untracked(
+                f"--tracking-dir {P.logs}/tracking --tracking-project ember-lineage-{L.scale}"
+            ),
             state_dir=f"{P.state}/{_name}",
             metrics=f"{P.metrics}/{_name}.jsonl",
             reference=flags(
@@ -145,7 +157,8 @@ for _name in L.runs_of("sft", "dpo"):
             " --recipe {params.recipe:q} --lineage-extra {params.lineage_extra:q} --device {params.device}"
             " --sharding {params.sharding} --accumulate {params.accumulate} --expert-parallel {params.expert_parallel}"
             " --save-every {params.save_every} --save-every-minutes {params.save_every_minutes}"
-            " --state-dir {params.state_dir}"
+            " --state-dir {params.state_dir} {params.validation} --validate-every {params.validate_every}"
+            " --report-to {params.report_to} {params.tracking}"
             " --metrics {params.metrics} --out {output.model} > {log} 2>&1"
             " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 

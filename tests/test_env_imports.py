@@ -29,7 +29,9 @@ LAUNCHER = "launch_ranks.py"  # {params.launch}: the workflow's launcher, which 
 PROVIDED = {"triton": "torch"}
 # the optional FlashAttention-4 beta (requirements-gpu.txt says why it is left out of envs/): refused with a
 # message naming it where a recipe asks for it (lineage/training/flash_attention_4.py)
-UNLISTED = {"flash_attn"}
+# the trackers a user may name besides the shipped TensorBoard files (README "Tracking"): imported only when named,
+# refused at the trainer's command line with the pip command where absent (lineage/training/tracking.py)
+UNLISTED = {"flash_attn", "wandb", "mlflow", "trackio"}
 DISTRIBUTION = {"yaml": "pyyaml", "lm_eval": "lm-eval", "huggingface_hub": "huggingface-hub"}
 
 

@@ -446,6 +446,8 @@ def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_p
     [
         "scales:\n  embedded:\n    train:\n      save_every: 3\n",  # resumable state only
         "scales:\n  embedded:\n    train:\n      save_every_minutes: 15\n",  # ... and by time
+        # what a run reports: its trackers and how often it scores the holdout (tests/test_tracking.py: same weights)
+        "scales:\n  embedded:\n    train:\n      report_to: [tensorboard, wandb]\n      validate_every: 3\n",
         "recipe:\n  soup_verify: content\n",  # how parents are checked, not what a soup writes
         # where the ranks run: the same world of 2 as 2 nodes of 1 (tests/test_slurm_nodes.py trains both)
         "scales:\n  embedded:\n    train:\n      nodes: 2\n      processes: 1\n",

@@ -19,6 +19,10 @@ or on several processes (CPU: gloo, GPU: nccl):
 as seq_idx, see lineage.training.packing), so little compute goes to padding; the rows, their
 order and the loss are those of the padded run, up to float rounding. The LM head runs only on
 the trained positions, fused with the loss (--fused-loss, see lineage.training.head_loss).
+
+--validation rows (chat rows, or the holdout split's battle rows, each preferred answer once) are
+scored every --validate-every steps, in eval mode and without gradients (lineage.training.validation);
+--report-to sends each step's numbers to TensorBoard, trackio, W&B or MLflow (lineage.training.tracking).
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ import functools
 import sys
 import time
 
-from lineage.chat import tokenize_rows
+import torch
+
+from lineage.chat import IGNORE_INDEX, tokenize_rows
+from lineage.data.preferences import winner_rows
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
@@ -47,6 +54,7 @@ from lineage.training.data import (
 from lineage.training.loop import StepData, train
 from lineage.training.packing import backbone_inputs
 from lineage.training.recipe import SftRecipe
+from lineage.training.validation import rank_groups
 
 
 def parse_args(argv=None) -> tuple[JobOptions, SftRecipe]:
@@ -99,6 +107,69 @@ def prepare_data(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, pla
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(rows):.2f} epochs"
     )
     return row_steps(rows, recipe, plan, env.rank, tokenizer.pad_token_id), stats, data.records
+
+
+def prepare_validation(options: JobOptions, recipe: SftRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle):
+    """This rank's share of the --validation rows as StepData (None without --validate-every), tokenized as the
+    training rows are; says how many of them also train (the card's recipe trains on the holdout)."""
+    if options.validation is None or not options.validate_every:
+        return None
+    conversations = validation_conversations(options.validation)
+    trained = {_key(r["messages"]) for r in load_rows(options.data, required=("messages",)).rows}
+    held, held_stats = tokenize_rows(
+        tokenizer,
+        conversations,
+        system_prompt=bundle.system_prompt,
+        max_length=recipe.max_length,
+        truncation=recipe.truncation,
+        refuse=functools.partial(chat_refusal, tokens=control_tokens([options.init])),
+    )
+    if not held:
+        raise DataError(f"{options.validation}: no row to validate on ({held_stats.summary()})")
+    seen = sum(_key(c) in trained for c in conversations)
+    tdist.print0(
+        f"validation: {len(held)} rows of {options.validation} every {options.validate_every} steps"
+        + (
+            f"; {seen} of {len(conversations)} also train (recipe.holdout_in_training: true, as the card "
+            "did): val_loss measures fit, not generalisation"
+            if seen
+            else "; none of them trains"
+        )
+    )
+    return validation_data(held, recipe, env, plan.micro_rows, tokenizer.pad_token_id)
+
+
+def _key(messages) -> str:
+    return "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in messages)
+
+
+def validation_conversations(path) -> list[list[dict]]:
+    """The conversations of a validation file: chat rows as they are, battle rows (with `preferred`, as
+    split_holdout.py writes the holdout) as their winner row, each once."""
+    rows = load_rows([path], required=("messages",)).rows
+    battles = [r for r in rows if "preferred" in r]
+    chats = [r for r in rows if "preferred" not in r]
+    return [r["messages"] for r in chats] + [r["messages"] for r in winner_rows([], battles, 1)]
+
+
+def validation_data(rows, recipe: SftRecipe, env: tdist.DistEnv, micro_rows: int, pad_id: int) -> StepData:
+    """This rank's share of the tokenized validation rows, as micro-batches (as many on every rank)."""
+    lengths = [len(r.input_ids) for r in rows]
+    budget = recipe.tokens_per_pack if recipe.packing else None
+    micro = []
+    for ids in rank_groups(lengths, env.world_size, env.rank, micro_rows, budget):
+        if recipe.packing:
+            batch = collate_packed(
+                [rows[i] for i in ids], pad_id, recipe.tokens_per_pack, packed_attention.pack_multiple(recipe)
+            )
+        elif ids:
+            batch = collate([rows[i] for i in ids], pad_id)
+        else:  # keeps the ranks in step: two padding tokens, nothing scored
+            batch = {"input_ids": torch.full((1, 2), pad_id), "labels": torch.full((1, 2), IGNORE_INDEX)}
+        batch["loss_positions"] = head_loss.find_loss_positions(batch["labels"])
+        micro.append(batch)
+    scored = sum(len(m["loss_positions"]) for m in micro)
+    return StepData(micro_batches=micro, normalizer=scored, tokens=sum(lengths))
 
 
 def row_steps(rows, recipe: SftRecipe, plan: BatchPlan, rank: int, pad_id: int):
@@ -160,6 +231,7 @@ def main(options: JobOptions, recipe: SftRecipe) -> int:
     try:
         begun = job.start(options, recipe, env)
         step_data, stats, data_records = prepare_data(options, recipe, env, begun.plan, begun.tokenizer, begun.bundle)
+        validation = prepare_validation(options, recipe, env, begun.plan, begun.tokenizer, begun.bundle)
         model, optimizer, params = job.sharded_model(options, recipe, env, begun, attach_head_loss)
         run_hash = resume_hash(recipe, data_records, begun.parent)
         summary = train(
@@ -173,6 +245,7 @@ def main(options: JobOptions, recipe: SftRecipe) -> int:
             stat_names=(),
             params=params,
             recipe_hash=run_hash,
+            validation=validation,
         )
         job.finish(
             options,

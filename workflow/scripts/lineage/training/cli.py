@@ -19,6 +19,7 @@ from lineage.io import sha256_json
 from lineage.training.fsdp import ACCUMULATIONS, SHARDINGS
 from lineage.training.python_gc import GC_MODES
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
+from lineage.training.tracking import TRACKERS, tracker_names
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class JobOptions:
     device: str
     peak_flops: float | None
     python_gc: str
+    report_to: tuple[str, ...] = ()
+    tracking_dir: Path | None = None
+    tracking_project: str = "ember-lineage"
+    validation: Path | None = None
+    validate_every: int = 0
     extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -59,6 +65,12 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
     )
     io.add_argument("--run", default=None, help="run name in lineage.json (default: the --out folder name)")
     io.add_argument("--metrics", type=Path, default=None, help="metrics.jsonl, one JSON line per step")
+    io.add_argument(
+        "--validation",
+        type=Path,
+        default=None,
+        help="validation rows (JSONL): chat rows, or the holdout split's battle rows (their preferred answer)",
+    )
     io.add_argument("--lineage-extra", type=json_object, default={}, help="JSON object merged into lineage.json")
     distributed = parser.add_argument_group("distributed (changes the weights by float rounding only)")
     distributed.add_argument(
@@ -115,8 +127,36 @@ def training_parser(description: str, cls: type[TrainRecipe]) -> argparse.Argume
         "~4 ms a step) or between-steps (after each optimizer step, setup's objects frozen, never inside a "
         "backward: for many ranks, where one rank's pause holds the others at the next collective)",
     )
+    runtime.add_argument(
+        "--validate-every",
+        type=int,
+        default=0,
+        metavar="N",
+        help="loss on the --validation rows every N optimizer steps and after the last (0 = never; eval mode, "
+        "no gradients: the weights are those of a run without it)",
+    )
+    runtime.add_argument(
+        "--report-to",
+        type=_trackers,
+        default=(),
+        help=f"experiment trackers, comma-separated: {', '.join(TRACKERS)} or none (rank 0 sends the step's "
+        "numbers; lineage/training/tracking.py)",
+    )
+    runtime.add_argument(
+        "--tracking-dir", type=Path, default=None, help="where trackers write (TensorBoard: <dir>/<run>/events.*)"
+    )
+    runtime.add_argument(
+        "--tracking-project", default="ember-lineage", help="project (W&B, trackio) or experiment (MLflow)"
+    )
     add_recipe_arguments(parser, cls)
     return parser
+
+
+def _trackers(text: str) -> tuple[str, ...]:
+    try:
+        return tracker_names(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def parse_training_args(
@@ -135,6 +175,16 @@ def parse_training_args(
         parser.error(
             f"--state-dir {args.state_dir} is inside --out {args.out}; put it outside, since --out is replaced whole"
         )
+    if args.validate_every < 0:
+        parser.error("--validate-every must be 0 (never) or a positive number of steps")
+    if args.validate_every and args.validation is None:
+        parser.error("--validate-every needs --validation (the rows to score; the workflow passes the holdout split)")
+    if args.tracking_dir is not None and Path(args.tracking_dir).resolve().is_relative_to(Path(args.out).resolve()):
+        parser.error(
+            f"--tracking-dir {args.tracking_dir} is inside --out {args.out}; put it outside (logs/<scale>/tracking)"
+        )
+    if args.report_to and args.tracking_dir is None:
+        parser.error(f"--report-to {','.join(args.report_to)} needs --tracking-dir (a folder outside --out)")
     fields = {f.name for f in dataclasses.fields(JobOptions)} - {"extras", "data"}
     options = JobOptions(
         **{name: getattr(args, name) for name in fields},

@@ -12,6 +12,7 @@ the GPU does not wait for the host's packing (50-75 ms a step of 512 rows on two
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -41,6 +42,8 @@ from lineage.training.state import (
     save_state,
     state_name,
 )
+from lineage.training.tracking import Trackers, hyperparameters
+from lineage.training.validation import due, validation_loss
 
 
 @dataclass
@@ -91,18 +94,33 @@ def train(
     shown: tuple[str, ...] = (),
     params: ParamCounts,
     recipe_hash: str,
+    validation: StepData | None = None,
 ) -> dict[str, Any]:
     """Run optimizer steps from the last saved state (or 0) to recipe.steps; return totals.
 
-    Every stat is averaged over the global normaliser and written to --metrics; those in
-    `shown` also go on the step line. On SIGTERM or SIGUSR1 every rank stops after the same
+    Every stat is averaged over the global normaliser and written to --metrics and the trackers
+    (--report-to); those in `shown` also go on the step line. With `validation` (this rank's share
+    of the validation rows) and --validate-every N, the loss on those rows (`val_loss`) joins them
+    every N steps and after the last (lineage/training/validation.py). On SIGTERM or SIGUSR1 every rank stops after the same
     step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
     """
     lock = _lock_state(options.state_dir, env)
     try:
         with StopRequest() as stop:
             return _train(
-                options, recipe, env, model, optimizer, step_data, loss_fn, stat_names, shown, params, recipe_hash, stop
+                options,
+                recipe,
+                env,
+                model,
+                optimizer,
+                step_data,
+                loss_fn,
+                stat_names,
+                shown,
+                params,
+                recipe_hash,
+                stop,
+                validation,
             )
     finally:
         if lock is not None:
@@ -142,6 +160,7 @@ def _train(
     params,
     recipe_hash,
     stop: StopRequest,
+    validation: StepData | None = None,
 ) -> dict[str, Any]:
     totals = {"tokens": 0, "normalizer": 0, "final_loss": None}
     start, resumed = 0, None
@@ -160,9 +179,19 @@ def _train(
     metrics = MetricsFile(options.metrics, start, env.is_main)
     peak = peak_flops(env.device, recipe.precision, options.peak_flops)
     names = ("loss", *stat_names)
+    validate_every = options.validate_every if validation is not None else 0
+    trackers = Trackers.start(
+        options.report_to,
+        folder=options.tracking_dir,
+        project=options.tracking_project,
+        run=options.run or options.out.name,
+        config=hyperparameters(recipe),
+        start_step=start,
+        enabled=env.is_main,
+    )
 
     step_data = pinned_steps(step_data, env.device)
-    with StepCollector(options.python_gc) as collector:
+    with trackers_finished(trackers), StepCollector(options.python_gc) as collector:
         began = time.perf_counter()
         saved_at = began
         upcoming = step_data(start) if start < recipe.steps else None
@@ -246,6 +275,10 @@ def _train(
             dt = time.perf_counter() - t0
 
             values = dict(zip(names, means, strict=True))
+            if due(step + 1, recipe.steps, validate_every):  # after the step's time: tok/s and MFU stay the step's
+                v0 = time.perf_counter()
+                values["val_loss"] = validation_loss(model, loss_fn, validation, env)
+                values["val_time_s"] = time.perf_counter() - v0
             tokens_per_s = tokens / dt
             peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
             mfu_value = mfu(params.step_flops(tokens, head_tokens, pairs) / dt, env.world_size, peak)
@@ -262,34 +295,56 @@ def _train(
                     grad_norm,
                     tokens_per_s,
                     mfu_value,
-                    {name: values[name] for name in shown},
+                    {name: values[name] for name in (*shown, "val_loss") if name in values},
                     peak_mem,
                     elapsed_s=time.perf_counter() - began,
                     eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),
                 )
             )
-            metrics.write(
-                {
-                    "step": step + 1,
-                    **values,
-                    "lr": lr,
-                    "grad_norm": grad_norm,
-                    "tokens": tokens,
-                    "normalizer": normalizer,
-                    "tok_per_s": tokens_per_s,
-                    "mfu": mfu_value,
-                    "mfu_without_attention": mfu_matmuls,
-                    "step_time_s": dt,
-                    "peak_mem_gib": peak_mem,
-                    **collector.timer.take(),
-                }
-            )
+            record = {
+                "step": step + 1,
+                **values,
+                "lr": lr,
+                "grad_norm": grad_norm,
+                "tokens": tokens,
+                "normalizer": normalizer,
+                "tok_per_s": tokens_per_s,
+                "mfu": mfu_value,
+                "mfu_without_attention": mfu_matmuls,
+                "step_time_s": dt,
+                "peak_mem_gib": peak_mem,
+                **collector.timer.take(),
+            }
+            metrics.write(record)
+            trackers.log(tracked(record), step + 1)
             if saver is not None and saver.poll() is not None:
                 last_saved = f"the saved state of step {int(saver.published.name[len('step_') :])} ({saver.published})"
             check_finite(step + 1, recipe.steps, values["loss"], grad_norm, last_saved)
     if saver is not None:
         saver.wait()
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
+
+
+def tracked(record: dict[str, Any]) -> dict[str, Any]:
+    """A metrics.jsonl record as tracker scalars, in TRL's names: `eval/loss` for the validation loss,
+    `train/<name>` for the rest."""
+    out = {}
+    for key, value in record.items():
+        if key == "step" or not isinstance(value, (int, float)):
+            continue
+        out["eval/loss" if key == "val_loss" else f"eval/{key[4:]}" if key.startswith("val_") else f"train/{key}"] = (
+            value
+        )
+    return out
+
+
+@contextlib.contextmanager
+def trackers_finished(trackers: Trackers):
+    """Close the trackers however the loop ends (a preempted or diverged run keeps what it logged)."""
+    try:
+        yield trackers
+    finally:
+        trackers.finish()
 
 
 def pinned_steps(step_data: Callable[[int], StepData], device: torch.device) -> Callable[[int], StepData]:

@@ -95,6 +95,8 @@ class Run:
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     save_every_minutes: float = 0  # ... and when this many minutes passed since the last (0: by steps only)
+    validate_every: int = 0  # validation loss every k steps (never changes the weights; SFT on winner rows)
+    report_to: tuple[str, ...] = ("tensorboard",)  # experiment trackers (never change an output)
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
     card: Mapping[str, Any] = field(default_factory=dict)
 
@@ -166,6 +168,15 @@ class Lineage:
 
     def data_files(self, run: str) -> list[str]:
         return [path for name in self.runs[run].data for path in self.datasets[name].files]
+
+    def validation_files(self, run: str) -> list[str]:
+        """The holdout split's battles, whose preferred answers an SFT run on winner rows validates on ([] for
+        other runs). Only runs that already descend from the split get it: as an input of a run trained on
+        other data (stage1_sft), a new split would retrain the whole chain for a number in a log."""
+        spec = self.runs[run]
+        if spec.kind != "sft" or not any(self.datasets[d].kind == "winners" for d in spec.data):
+            return []
+        return [f"{self.paths.data}/holdout.jsonl"]
 
     @property
     def card_winner_set(self) -> Dataset:
@@ -515,6 +526,8 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         device=train["device"],
         save_every=train["save_every"],
         save_every_minutes=float(train.get("save_every_minutes", 0)),
+        validate_every=int(train.get("validate_every", 0)),
+        report_to=tuple(train.get("report_to", ["tensorboard"])),
         lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])},
     )
 

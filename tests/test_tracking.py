@@ -1,0 +1,129 @@
+"""Trackers and the validation loss (lineage/training/tracking.py, validation.py): what a run reports, and that
+reporting it changes nothing it trains."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import struct
+
+import pytest
+from _training_fixtures import build_base, losses, metrics, run_in_process, train_args, write_jsonl
+
+from lineage.io import sha256_file
+from lineage.training.validation import due, rank_groups
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tracking")
+    paths = build_base(root)
+    paths["holdout"] = write_jsonl(root / "holdout.jsonl", holdout_battles(7))
+    return paths
+
+
+def holdout_battles(n: int, seed: int = 7) -> list[dict]:
+    """Rows as split_holdout.py writes the held-out battles: the prompt and its preferred answer."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        a, b = rng.randint(41, 90), rng.randint(41, 90)
+        rows.append(
+            {
+                "prompt_id": 5 * i,
+                "battle_id": f"bt-{i}",
+                "messages": [{"role": "user", "content": f"What is {a} plus {b}?"}],
+                "preferred": f"{a} plus {b} is {a + b}.",
+                "preferred_side": "a",
+            }
+        )
+    return rows
+
+
+def event_scalars(folder) -> dict[str, dict[int, float]]:
+    """{tag: {step: value}} of the TensorBoard event files under `folder` (TFRecord framing, Event protos)."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    found: dict[str, dict[int, float]] = {}
+    for path in sorted(folder.rglob("events.out.tfevents.*")):
+        data, at = path.read_bytes(), 0
+        while at < len(data):
+            (length,) = struct.unpack("<Q", data[at : at + 8])
+            event = Event.FromString(data[at + 12 : at + 12 + length])
+            at += 12 + length + 4
+            for value in event.summary.value:
+                found.setdefault(value.tag, {})[event.step] = value.simple_value
+    return found
+
+
+def test_validation_changes_no_weight_and_every_number_reaches_tensorboard(base, tmp_path, capsys):
+    """The same 4 steps with and without validation every 3 steps: same losses, same bytes; the tracked
+    run's val_loss is in its step lines, its metrics.jsonl and its TensorBoard files, at steps 3 and 4."""
+    plain, tracked = tmp_path / "plain", tmp_path / "tracked"
+    run_in_process("train_sft", train_args(base["base"], base["sft"], plain, steps=4))
+    capsys.readouterr()
+    extra = dict(steps=4, validation=base["holdout"], validate_every=3, report_to="tensorboard")
+    run_in_process("train_sft", train_args(base["base"], base["sft"], tracked, tracking_dir=tmp_path / "tb", **extra))
+    out = capsys.readouterr().out
+    assert "validation: 7 rows" in out and "none of them trains" in out
+    assert [line.count("val_loss") for line in out.splitlines() if line.startswith("step 0")] == [0, 0, 1, 1]
+
+    shards = sorted(p.name for p in plain.glob("*.safetensors"))
+    assert [sha256_file(tracked / s) for s in shards] == [sha256_file(plain / s) for s in shards]
+    assert losses(tmp_path / "tracked.metrics.jsonl") == losses(tmp_path / "plain.metrics.jsonl")
+    records = metrics(tmp_path / "tracked.metrics.jsonl")
+    val = {r["step"]: r["val_loss"] for r in records if "val_loss" in r}
+    assert sorted(val) == [3, 4] and all(0 < v < 20 for v in val.values())
+
+    scalars = event_scalars(tmp_path / "tb" / "tracked")  # <tracking dir>/<run>/events.*
+    assert sorted(scalars["train/loss"]) == [1, 2, 3, 4]
+    assert scalars["train/loss"][4] == pytest.approx(records[-1]["loss"], rel=1e-6)
+    assert scalars["eval/loss"] == pytest.approx(val, rel=1e-6)
+    assert "train/lr" in scalars and "train/tok_per_s" in scalars
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is None, reason="wandb is not installed (pip install wandb)")
+def test_a_named_wandb_tracker_keeps_an_offline_run(base, tmp_path, monkeypatch):
+    """WANDB_MODE=offline: the run is written under <tracking dir>/wandb for `wandb sync`, nothing is sent."""
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    out = tmp_path / "offline"
+    run_in_process(
+        "train_sft", train_args(base["base"], base["sft"], out, steps=2, report_to="wandb", tracking_dir=tmp_path / "t")
+    )
+    (run,) = (tmp_path / "t" / "wandb").glob("offline-run-*")
+    assert list(run.glob("run-*.wandb")), sorted(p.name for p in run.iterdir())
+
+
+def test_tracker_and_validation_flags_say_how_to_fix_them(base, tmp_path, capsys):
+    import train_sft
+
+    def refused(**flags):
+        with pytest.raises(SystemExit):
+            train_sft.parse_args(train_args(base["base"], base["sft"], tmp_path / "x", **flags))
+        return capsys.readouterr().err
+
+    assert "unknown tracker 'tensorbord'" in refused(report_to="tensorbord", tracking_dir=tmp_path)
+    assert "needs --tracking-dir" in refused(report_to="tensorboard")
+    assert "needs --validation" in refused(validate_every=5)
+    if importlib.util.find_spec("mlflow") is None:
+        assert "pip install mlflow" in refused(report_to="mlflow", tracking_dir=tmp_path)
+
+
+@pytest.mark.parametrize("world,micro,budget", [(1, 4, None), (2, 4, None), (3, 2, None), (2, 4, 40), (4, 1, 25)])
+def test_every_validation_row_is_scored_once_and_every_rank_runs_as_many_passes(world, micro, budget):
+    lengths = [5 + (7 * i) % 20 for i in range(11)]
+    shares = [rank_groups(lengths, world, rank, micro, budget) for rank in range(world)]
+    assert len({len(groups) for groups in shares}) == 1  # each forward all-gathers: the ranks must keep in step
+    assert sorted(i for groups in shares for group in groups for i in group) == list(range(11))
+    for groups in shares:
+        assert (
+            all(len(g) <= micro for g in groups)
+            if budget is None
+            else all(sum(lengths[i] for i in g) <= budget for g in groups)
+        )
+
+
+def test_validation_comes_every_n_steps_and_after_the_last():
+    assert [s for s in range(1, 11) if due(s, 10, 4)] == [4, 8, 10]
+    assert not any(due(s, 10, 0) for s in range(1, 11))
