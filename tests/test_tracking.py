@@ -82,6 +82,51 @@ def test_validation_changes_no_weight_and_every_number_reaches_tensorboard(base,
     assert "train/lr" in scalars and "train/tok_per_s" in scalars
 
 
+def _packed_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:
+    """Packed training with and without packed validation: (metrics, metrics, weights, weights)."""
+    from _training_fixtures import weights
+
+    paths = build_base(root, family=family)
+    holdout = write_jsonl(root / "holdout.jsonl", holdout_battles(7))
+    common = dict(steps=4, packing=True, pack_tokens=512, device=device, **speed)
+    run_in_process("train_sft", train_args(paths["base"], paths["sft"], root / "plain", **common))
+    validated = dict(common, validation=holdout, validate_every=2, report_to="tensorboard", tracking_dir=root / "tb")
+    run_in_process("train_sft", train_args(paths["base"], paths["sft"], root / "validated", **validated))
+    return (
+        metrics(root / "plain.metrics.jsonl"),
+        metrics(root / "validated.metrics.jsonl"),
+        weights(root / "plain"),
+        weights(root / "validated"),
+    )
+
+
+def test_packed_validation_changes_no_weight(tmp_path):
+    """Rows packed as the GPU scales train them (here a Llama on CPU, whose packs need no kernels)."""
+    plain, validated, before, after = _packed_runs(tmp_path, "llama", "cpu")
+    assert [r["loss"] for r in plain] == [r["loss"] for r in validated]
+    assert [r.get("val_loss") is not None for r in validated] == [False, True, False, True]
+    assert all(before[name].equal(after[name]) for name in before)
+
+
+def _no_gpu_kernels() -> bool:
+    import torch
+
+    from lineage.training.packing import missing_mamba_kernels
+
+    return not torch.cuda.is_available() or bool(missing_mamba_kernels())
+
+
+@pytest.mark.skipif(_no_gpu_kernels(), reason="needs a CUDA GPU and the Mamba-2 kernels")
+def test_packed_validation_on_the_gpu_scale_s_path(tmp_path):
+    """Nemotron-H on the Mamba-2 kernels, varlen attention, compiled blocks, the chunked head loss, bf16: the
+    validation pass (eval mode, no_grad, its own pack shapes) leaves the compiled training steps as they were."""
+    speed = dict(precision="bf16", compile=True, fused_loss="inplace_chunked", packed_attention="varlen")
+    plain, validated, before, after = _packed_runs(tmp_path, "nemotron_h", "cuda", **speed)
+    assert [r["loss"] for r in plain] == pytest.approx([r["loss"] for r in validated], rel=1e-3)
+    assert [r.get("val_loss") is not None for r in validated] == [False, True, False, True]
+    assert all(0 < r["val_loss"] < 20 for r in validated if "val_loss" in r)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("wandb") is None, reason="wandb is not installed (pip install wandb)")
 def test_a_named_wandb_tracker_keeps_an_offline_run(base, tmp_path, monkeypatch):
     """WANDB_MODE=offline: the run is written under <tracking dir>/wandb for `wandb sync`, nothing is sent."""
