@@ -39,11 +39,11 @@ from sft_throughput import add_layers_flag, allocator_line, first_layers, random
 from transformers import AutoTokenizer
 
 from lineage.chat import IGNORE_INDEX, load_bundle
-from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import write_jsonl
 from lineage.modeling import SHAPES, build_config, causal_pairs, count_params
+from lineage.pair_rows import PAIR_FIELDS
 from lineage.training import dist as tdist
 from lineage.training.data import BatchPlan, collate, load_rows, rank_rows, sample_order
 from lineage.training.fsdp import build_options

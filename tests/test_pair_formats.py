@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lineage.data.pair_rows import pair_conversation
 from lineage.io import DataError
+from lineage.pair_rows import pair_conversation
 
 USER = {"role": "user", "content": "What is 2 plus 3?"}
 SYSTEM = {"role": "system", "content": "Be brief."}

@@ -33,11 +33,11 @@ from transformers import AutoTokenizer
 
 from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoint import load_model, read_lineage
-from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.errors import run_cli
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import DataError, write_jsonl
+from lineage.pair_rows import PAIR_FIELDS
 from lineage.screening import control_tokens
 from lineage.training import dist as tdist
 from lineage.training.data import load_rows

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from lineage.chat import TRUNCATION_MODES, load_bundle, tokenize_rows
 from lineage.cli import positive_int
-from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.errors import run_cli
 from lineage.io import write_json
+from lineage.pair_rows import PAIR_FIELDS
 from lineage.screening import chat_refusal, control_tokens
 from lineage.training.data import load_rows
 from lineage.training.pairs import tokenize_pairs

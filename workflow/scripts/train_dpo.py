@@ -29,10 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-from lineage.data.pair_rows import PAIR_FIELDS
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
+from lineage.pair_rows import PAIR_FIELDS
 from lineage.screening import control_tokens
 from lineage.training import dist as tdist
 from lineage.training import head_loss, job, packed_attention

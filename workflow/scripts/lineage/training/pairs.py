@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from lineage.chat import IGNORE_INDEX, TokenizedRow, completion_logprob_inputs
-from lineage.data.pair_rows import pair_conversation
 from lineage.io import DataError, read_jsonl, sha256_file, sha256_json
+from lineage.pair_rows import pair_conversation
 from lineage.screening import chat_refusal
 from lineage.training.data import collate, collate_packed
 

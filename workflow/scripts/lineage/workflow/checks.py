@@ -238,11 +238,11 @@ FIRST_ROWS_READ = 20  # lines read for a first parseable row: a bad line is the 
 
 def check_source_formats(settings: Mapping[str, Any], base: Path, scale: str) -> None:
     """Each local SFT and preference source is in a layout its job reads: its first row read here by the job's own
-    reader (lineage/data/general_mix.py to_messages, lineage/data/pair_rows.py pair_conversation), so a file as its
+    reader (lineage/data/general_mix.py to_messages, lineage/pair_rows.py pair_conversation), so a file as its
     publisher ships it in a layout we do not read is refused at the dry run, not in its job."""
     from lineage.data.general_mix import to_messages
-    from lineage.data.pair_rows import pair_conversation
     from lineage.io import DataError, read_rows_lenient
+    from lineage.pair_rows import pair_conversation
 
     readers = {"general_mix": to_messages, "preference_mix": pair_conversation}
     for section, reader in readers.items():
