@@ -1,4 +1,5 @@
-"""Shared fixtures: a scratch copy of the workflow so runs never write into the checkout."""
+"""Shared fixtures: a scratch copy of the workflow so runs never write into the checkout; and the two test workers'
+split of the suite (pyproject: `-n 2 --dist loadgroup`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,26 @@ from pathlib import Path
 import pytest
 from fault_rows import plant
 from workflow_helpers import copy_workflow
+
+# Files that share one expensive thing run on one worker, in their order: the embedded lineage the end-to-end tests
+# build on each other, and the local Slurm clusters (one set of daemons at a time). Each group starts first, one a
+# worker, so the rest of the suite fills the gaps beside them: most of a lineage build is one core waiting on
+# process start-up, which is why two workers on the CI's two cores finish sooner than one.
+GROUPS = {
+    "test_staleness.py": "embedded_lineage",
+    "test_workflow_data.py": "embedded_lineage",
+    "test_workflow_lineage.py": "embedded_lineage",
+    "test_slurm.py": "slurm",
+    "test_slurm_nodes.py": "slurm",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    first = {group: n for n, group in enumerate(dict.fromkeys(GROUPS.values()))}
+    for item in items:
+        if item.path.name in GROUPS:
+            item.add_marker(pytest.mark.xdist_group(GROUPS[item.path.name]))
+    items.sort(key=lambda item: first.get(GROUPS.get(item.path.name), len(first)))  # stable: file order kept
 
 
 @pytest.fixture(scope="session")
