@@ -1,5 +1,5 @@
 """Shared fixtures: a scratch copy of the workflow so runs never write into the checkout; and the two test workers'
-split of the suite (pyproject: `-n 2 --dist loadgroup`)."""
+split of the suite (pyproject: `-n 2`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from workflow_helpers import copy_workflow
 # Files that share one expensive thing run on one worker, in their order: the embedded lineage the end-to-end tests
 # build on each other, and the local Slurm clusters (one set of daemons at a time). Each group starts first, one a
 # worker, so the rest of the suite fills the gaps beside them: most of a lineage build is one core waiting on
-# process start-up, which is why two workers on the CI's two cores finish sooner than one.
+# process start-up, which is why two workers on the CI's two cores finish sooner than one. (xdist's own
+# `--dist loadgroup` does not group under pytest 9.2: tests/test_workers.py holds what this relies on.)
 GROUPS = {
     "test_staleness.py": "embedded_lineage",
     "test_workflow_data.py": "embedded_lineage",
@@ -22,11 +23,26 @@ GROUPS = {
 }
 
 
+def scope_of(nodeid: str) -> str:
+    """A test's unit of work: its group, else its file (xdist's --dist loadfile)."""
+    file = nodeid.split("::", 1)[0]
+    return GROUPS.get(Path(file).name, file)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedThingScheduling(LoadScopeScheduling):
+        """xdist's load-by-scope scheduler (loadfile is the same class, split by file), split by `scope_of`."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return SharedThingScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     first = {group: n for n, group in enumerate(dict.fromkeys(GROUPS.values()))}
-    for item in items:
-        if item.path.name in GROUPS:
-            item.add_marker(pytest.mark.xdist_group(GROUPS[item.path.name]))
     items.sort(key=lambda item: first.get(GROUPS.get(item.path.name), len(first)))  # stable: file order kept
 
 
