@@ -3,6 +3,7 @@ split of the suite (pyproject: `-n 2`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,39 @@ def tokenizer_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("tok")
     tok.save_pretrained(path)
     return str(path)
+
+
+# --- the reliability tally: tests/reliability's fault and bad-input cases, printed after the run ---------------------
+RELIABILITY_AREAS = {
+    "test_preemption.py": "preemption",
+    "test_integrity.py": "integrity",
+    "test_atomicity.py": "atomicity",
+    "test_config_validation.py": "config validation",
+    "test_untrusted_input.py": "untrusted input",
+    "test_bad_rows.py": "bad rows",
+    "test_processes.py": "processes",
+}
+_tally: dict[str, Counter] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = Path(report.nodeid.split("::")[0])  # relative to the rootdir, like tests/reliability/test_x.py
+    counted = report.when == "call" or (report.when == "setup" and report.failed)
+    if path.parent.name != "reliability" or not counted:
+        return
+    area = RELIABILITY_AREAS.get(path.name, path.stem)
+    count = sum(value for key, value in report.user_properties if key == "cases") or 1
+    tally = _tally.setdefault(area, Counter())
+    tally["tried"] += count
+    tally["passed" if report.passed else "failed"] += count
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _tally:
+        return
+    tried = sum(t["tried"] for t in _tally.values())
+    passed = sum(t["passed"] for t in _tally.values())
+    terminalreporter.section("reliability")
+    for area, tally in sorted(_tally.items()):
+        terminalreporter.write_line(f"{area:18s} {tally['passed']:5d} of {tally['tried']:5d} cases passed")
+    terminalreporter.write_line(f"{'total':18s} {passed:5d} of {tried:5d} fault and bad-input cases passed")
