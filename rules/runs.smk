@@ -44,9 +44,9 @@ for _name in L.runs_of("base"):
             " && python workflow/scripts/digest_artifact.py {output:q} >> {log} 2>&1"
 
 
-# A DPO run's reference (its parent) scores the run's pairs once, in a job of its own: the trainer
-# loads no second model, and beta, lr or the step count change only the training job. What
-# changes the scores is tracked: the parent, the pairs, max_length, truncation, the dtype. Runs
+# A DPO run's reference (its parent) scores the run's pairs (and its validation pairs) once, in a job
+# of its own: the trainer loads no second model, and beta, lr or the step count change only the
+# training job. What changes the scores is tracked: the parent, the pairs, max_length, truncation, the dtype. Runs
 # that differ only in what the scores do not depend on (the card's lr doses) share one job.
 for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
     _run = L.runs[_name]
@@ -55,7 +55,7 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
         name:
             f"{_name}_reference"
         input:
-            **by_content(init=L.model_dir(_run.parents[0]), data=L.data_files(_name)),
+            **by_content(init=L.model_dir(_run.parents[0]), data=L.reference_data_files(_name)),
         output:
             **with_sha256(reference=L.reference_file(_name)),
         log:
@@ -72,7 +72,7 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
             code=code("reference_logprobs.py"),
             launch=untracked(launcher(_run)),
             world_size=_run.world_size,
-            data=flags("data", L.data_files(_name)),
+            data=flags("data", L.reference_data_files(_name)),
             max_length=_run.recipe.max_length,
             truncation=_run.recipe.truncation,
             dtype="bfloat16" if _run.recipe.precision == "bf16" else "float32",
@@ -103,8 +103,8 @@ for _name in L.runs_of("sft", "dpo"):
                 init=L.model_dir(_run.parents[0]),
                 data=L.data_files(_name),
                 reference=[L.reference_file(_name)] if _run.kind == "dpo" else [],
-                # always there for an SFT run on winner rows, whatever validate_every says: a changed
-                # input list would rerun it. The split already feeds its rows, so it adds no rerun.
+                # always there for a run that validates (SFT on winner rows, DPO on battle pairs), whatever
+                # validate_every says: a changed input list would rerun it. The split already feeds its rows.
                 validation=L.validation_files(_name),
             ),
         output:

@@ -171,3 +171,16 @@ def test_a_benchmark_the_full_scale_does_not_name_is_refused():
 def test_the_lineage_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         lineage().runs["sftw2"].nodes = 3
+
+
+def test_runs_that_validate_take_the_holdout_split_and_dpo_references_score_it():
+    """SFT on winner rows validates on the held-out battles, DPO on battle pairs on the held-out pairs (which its
+    reference job scores with its training pairs); the chain's runs, trained on other data, on nothing."""
+    lin = lineage()
+    data = "results/embedded/data"
+    assert lin.validation_files("sftw2") == [f"{data}/holdout.jsonl"]
+    assert lin.validation_files("dpo_lr1em6") == [f"{data}/holdout_pairs.jsonl"]
+    assert lin.reference_data_files("dpo_lr1em6") == [f"{data}/pairs.jsonl", f"{data}/holdout_pairs.jsonl"]
+    for chain_run in ("stage1_sft", "dpo1", "dpo2"):
+        assert lin.validation_files(chain_run) == []
+        assert lin.reference_data_files(chain_run) == lin.data_files(chain_run) or chain_run == "stage1_sft"

@@ -8,9 +8,9 @@ import random
 import struct
 
 import pytest
-from _training_fixtures import build_base, losses, metrics, run_in_process, train_args, write_jsonl
+from _training_fixtures import build_base, losses, metrics, preference_rows, run_in_process, train_args, write_jsonl
 
-from lineage.io import sha256_file
+from lineage.io import DataError, sha256_file
 from lineage.training.validation import due, rank_groups
 
 
@@ -80,6 +80,53 @@ def test_validation_changes_no_weight_and_every_number_reaches_tensorboard(base,
     assert scalars["train/loss"][4] == pytest.approx(records[-1]["loss"], rel=1e-6)
     assert scalars["eval/loss"] == pytest.approx(val, rel=1e-6)
     assert "train/lr" in scalars and "train/tok_per_s" in scalars
+
+
+def test_dpo_validation_scores_the_held_out_pairs_against_their_reference_and_changes_no_weight(base, tmp_path, capsys):
+    """DPO with and without validation every 2 of 4 steps: same losses, same bytes; val_loss, val_margin and
+    val_accuracy at steps 2 and 4, on the step line, in metrics and as eval/*. A policy that does not move
+    (lr 1e-12) scores log 2 and a zero margin on them: the held-out pairs met their own reference scores."""
+    import reference_logprobs
+
+    held = write_jsonl(tmp_path / "holdout_pairs.jsonl", preference_rows(5, seed=9))
+
+    def reference(out, *data):
+        args = ["--init", str(base["base"]), "--max-length", "256", "--out", str(out)]
+        reference_logprobs.main(reference_logprobs.parse_args(args + [a for d in data for a in ("--data", str(d))]))
+        return out
+
+    both = reference(tmp_path / "both.jsonl", base["pairs"], held)
+
+    def dpo(out, lr=1e-2, scored=both, **extra):
+        options = dict(steps=4, lr=lr, beta=0.5, reference_logprobs=scored) | extra
+        run_in_process("train_dpo", train_args(base["base"], base["pairs"], tmp_path / out, **options))
+        return metrics(tmp_path / f"{out}.metrics.jsonl")
+
+    validated = dict(validation=held, validate_every=2)
+    plain = dpo("plain")
+    capsys.readouterr()
+    tracked = dpo("tracked", report_to="tensorboard", tracking_dir=tmp_path / "tb", **validated)
+    out = capsys.readouterr().out
+    assert "validation: 5 pairs" in out and "none of them trains" in out
+    assert [line.count("val_margin") for line in out.splitlines() if line.startswith("step 0")] == [0, 1, 0, 1]
+    shards = sorted(p.name for p in (tmp_path / "plain").glob("*.safetensors"))
+    assert [sha256_file(tmp_path / "tracked" / s) for s in shards] == [
+        sha256_file(tmp_path / "plain" / s) for s in shards
+    ]
+    assert [r["loss"] for r in tracked] == [r["loss"] for r in plain]
+    val = {r["step"]: r for r in tracked if "val_loss" in r}
+    assert sorted(val) == [2, 4]
+    assert val[4]["val_loss"] < 0.69 and val[4]["val_margin"] > 0  # the pairs are alike: what trains carries over
+    scalars = event_scalars(tmp_path / "tb" / "tracked")
+    assert scalars["eval/margin"][4] == pytest.approx(val[4]["val_margin"], rel=1e-6)
+    assert set(scalars["eval/accuracy"]) == {2, 4}
+
+    still = {r["step"]: r for r in dpo("still", lr=1e-12, **validated) if "val_loss" in r}
+    assert still[4]["val_loss"] == pytest.approx(0.693147, abs=1e-4) and abs(still[4]["val_margin"]) < 1e-3
+
+    only_training = reference(tmp_path / "training.jsonl", base["pairs"])
+    with pytest.raises(DataError, match="no reference log-probs for 5 of the 5 validation pairs"):
+        dpo("unscored", scored=only_training, **validated)
 
 
 def _packed_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:

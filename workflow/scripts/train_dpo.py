@@ -8,6 +8,11 @@ once per parent and pair set): no second model is loaded, and a changed beta, lr
 retrains without rescoring. Loss = mean over the pairs of the global batch; step lines report
 reward margins and accuracy.
 
+--validation pairs (the holdout split's battle pairs) are scored every --validate-every steps, in
+eval mode and without gradients (lineage.training.validation): the DPO loss, reward margin and
+accuracy against the same reference file, which must hold them too (the workflow's reference job
+scores the training and the validation pairs together).
+
 The policy runs as the SFT trainer runs (train.speed): pairs packed with their rows kept apart
 (--packing; a pair's chosen and rejected sequences share a pack), compiled blocks, the LM head
 only on the completion positions, each position's log-probability from the fused head
@@ -29,6 +34,9 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
+from lineage.chat import IGNORE_INDEX
 from lineage.errors import run_cli
 from lineage.io import DataError
 from lineage.modeling import causal_pairs
@@ -42,13 +50,16 @@ from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.packing import backbone_inputs
 from lineage.training.pairs import (
+    Pair,
     collate_pairs,
     read_reference,
     reference_logprobs,
+    scored_positions,
     sequence_sums,
     tokenize_pairs,
 )
 from lineage.training.recipe import DpoRecipe
+from lineage.training.validation import rank_groups
 
 STATS = ("reward_chosen", "reward_rejected", "margin", "accuracy", "ref_logp_chosen", "ref_logp_rejected")
 
@@ -71,7 +82,8 @@ def parse_args(argv=None) -> tuple[JobOptions, DpoRecipe]:
 def prepare_data(
     options: JobOptions, recipe: DpoRecipe, env: tdist.DistEnv, plan: BatchPlan, tokenizer, bundle, parent
 ):
-    """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference)."""
+    """Tokenize the pairs, attach their reference log-probs; return (step_data, dropped, data records, reference,
+    validation)."""
     tokenizer.chat_template = bundle.chat_template  # the bundle's template wins over a tokenizer_config copy
     data = load_rows(options.data, required=PAIR_FIELDS)
     if data.summary():
@@ -107,7 +119,66 @@ def prepare_data(
         f"{plan.world_size} ranks; {recipe.steps} steps = {recipe.steps * plan.global_rows / len(pairs):.2f} epochs"
     )
     step_data = pair_steps(pairs, references, recipe, plan, env.rank, tokenizer.pad_token_id)
-    return step_data, dropped, data.records, reference
+    validation = prepare_validation(options, recipe, env, plan, tokenizer, bundle, table, {p.key for p in pairs})
+    return step_data, dropped, data.records, reference, validation
+
+
+def prepare_validation(options: JobOptions, recipe: DpoRecipe, env, plan: BatchPlan, tokenizer, bundle, table, trained):
+    """This rank's share of the --validation pairs as StepData (None without --validate-every), tokenized as the
+    training pairs are, with their reference log-probs from the same file; says how many of them also train."""
+    if options.validation is None or not options.validate_every:
+        return None
+    data = load_rows([options.validation], required=PAIR_FIELDS)
+    pairs, summary_line, _ = tokenize_pairs(
+        tokenizer,
+        data.rows,
+        bundle.system_prompt,
+        recipe.max_length,
+        recipe.truncation,
+        data.where,
+        control_tokens([options.init]),
+    )
+    if not pairs:
+        raise DataError(f"{options.validation}: no pair to validate on ({summary_line})")
+    reference_file = options.extras["reference_logprobs"]
+    if missing := sum(pair.key not in table for pair in pairs):
+        raise DataError(
+            f"{reference_file}: no reference log-probs for {missing} of the {len(pairs)} validation pairs of "
+            f"{options.validation}: score them with the training pairs (reference_logprobs.py --data TRAINING "
+            f"--data {options.validation}, as the workflow's reference job does)"
+        )
+    references = reference_logprobs(pairs, table, str(reference_file), data.where)
+    seen = sum(pair.key in trained for pair in pairs)
+    tdist.print0(
+        f"validation: {len(pairs)} pairs of {options.validation} every {options.validate_every} steps"
+        + (
+            f"; {seen} of them also train (recipe.holdout_in_training: true, as the card did): val_loss measures "
+            "fit, not generalisation"
+            if seen
+            else "; none of them trains"
+        )
+    )
+    budget = recipe.tokens_per_pack if recipe.packing else None
+    groups = rank_groups([pair.length for pair in pairs], env.world_size, env.rank, plan.micro_rows, budget)
+    micro = [pair_batch(pairs, references, ids, recipe, tokenizer.pad_token_id) for ids in groups]
+    return StepData(
+        micro_batches=micro,
+        normalizer=sum(len(ids) for ids in groups),
+        tokens=sum(pairs[i].length for ids in groups for i in ids),
+    )
+
+
+def pair_batch(pairs: list[Pair], references, ids: list[int], recipe: DpoRecipe, pad_id: int) -> dict:
+    """The micro-batch of the pairs `ids` with their reference log-probs, padded or packed as the recipe says. An
+    empty one (a rank with fewer validation pairs) scores nothing and keeps the ranks in step."""
+    if ids or recipe.packing:
+        pack = recipe.tokens_per_pack if recipe.packing else None
+        batch = collate_pairs([pairs[i] for i in ids], pad_id, pack, packed_attention.pack_multiple(recipe))
+    else:
+        labels = torch.full((1, 2), IGNORE_INDEX)
+        batch = {"input_ids": torch.full((1, 2), pad_id), "labels": labels}
+        batch |= scored_positions(labels, torch.zeros_like(labels), 0)
+    return batch | {"reference": references[ids] if ids else references[:0]}
 
 
 def pair_steps(pairs, references, recipe: DpoRecipe, plan: BatchPlan, rank: int, pad_id: int):
@@ -115,19 +186,13 @@ def pair_steps(pairs, references, recipe: DpoRecipe, plan: BatchPlan, rank: int,
     that step, padded or packed as the recipe says; a pure function of the step."""
     order = sample_order(len(pairs), recipe.steps * plan.global_rows, recipe.seed)
     lengths = [pair.length for pair in pairs]
-    multiple = packed_attention.pack_multiple(recipe)
-
-    def micro_batch(ids: list[int]) -> dict:
-        chosen = [pairs[i] for i in ids]
-        batch = collate_pairs(chosen, pad_id, recipe.tokens_per_pack if recipe.packing else None, multiple)
-        return batch | {"reference": references[ids] if ids else references[:0]}
 
     def step_data(step: int) -> StepData:
         if recipe.packing:
             groups = packed_rank_rows(order, step, plan, rank, lengths, recipe.tokens_per_pack)
         else:
             groups = rank_rows(order, step, plan, rank)
-        micro = [micro_batch(ids) for ids in groups]
+        micro = [pair_batch(pairs, references, ids, recipe, pad_id) for ids in groups]
         sides = [len(side.input_ids) for ids in groups for i in ids for side in (pairs[i].chosen, pairs[i].rejected)]
         head = sum(int(m["sequences"] > 0) * m["positions"].numel() for m in micro)
         return StepData(
@@ -183,7 +248,7 @@ def main(options: JobOptions, recipe: DpoRecipe) -> int:
     env = tdist.init_distributed(options.device, training=True)
     try:
         begun = job.start(options, recipe, env)
-        step_data, dropped, data_records, reference = prepare_data(
+        step_data, dropped, data_records, reference, validation = prepare_data(
             options, recipe, env, begun.plan, begun.tokenizer, begun.bundle, begun.parent
         )
         policy, optimizer, params = job.sharded_model(
@@ -204,6 +269,7 @@ def main(options: JobOptions, recipe: DpoRecipe) -> int:
             shown=("margin", "accuracy"),
             params=params,
             recipe_hash=run_hash,
+            validation=validation,
         )
         reference_record = {key: reference[key] for key in ("file", "sha256", "model", "dtype", "method")}
         job.finish(

@@ -43,7 +43,7 @@ from lineage.training.state import (
     state_name,
 )
 from lineage.training.tracking import Trackers, hyperparameters
-from lineage.training.validation import due, validation_loss
+from lineage.training.validation import due, validation_metrics
 
 
 @dataclass
@@ -100,9 +100,10 @@ def train(
 
     Every stat is averaged over the global normaliser and written to --metrics and the trackers
     (--report-to); those in `shown` also go on the step line. With `validation` (this rank's share
-    of the validation rows) and --validate-every N, the loss on those rows (`val_loss`) joins them
-    every N steps and after the last (lineage/training/validation.py). On SIGTERM or SIGUSR1 every rank stops after the same
-    step, the state is saved and `Preempted` is raised (see lineage.training.preemption).
+    of the validation rows) and --validate-every N, the loss on those rows (`val_loss`, and `val_<name>`
+    for those in `shown`) joins them every N steps and after the last (lineage/training/validation.py).
+    On SIGTERM or SIGUSR1 every rank stops after the same step, the state is saved and `Preempted` is
+    raised (see lineage.training.preemption).
     """
     lock = _lock_state(options.state_dir, env)
     try:
@@ -277,7 +278,7 @@ def _train(
             values = dict(zip(names, means, strict=True))
             if due(step + 1, recipe.steps, validate_every):  # after the step's time: tok/s and MFU stay the step's
                 v0 = time.perf_counter()
-                values["val_loss"] = validation_loss(model, loss_fn, validation, env)
+                values |= validation_metrics(model, loss_fn, validation, env, shown)
                 values["val_time_s"] = time.perf_counter() - v0
             tokens_per_s = tokens / dt
             peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
@@ -295,7 +296,7 @@ def _train(
                     grad_norm,
                     tokens_per_s,
                     mfu_value,
-                    {name: values[name] for name in (*shown, "val_loss") if name in values},
+                    {k: values[k] for k in (*shown, "val_loss", *(f"val_{n}" for n in shown)) if k in values},
                     peak_mem,
                     elapsed_s=time.perf_counter() - began,
                     eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),

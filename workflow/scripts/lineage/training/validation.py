@@ -1,8 +1,10 @@
 """Validation loss on the held-out prompts, every N optimizer steps, without touching what trains.
 
-The rows are the winner answers of the prompts the `holdout_modulus` split holds out
-(results/<scale>/data/holdout.jsonl, each once): a slice of the training rows would change the
-card's recipe, and with the x40 repeats its prompts would also be trained on. Where the recipe
+The rows are those of the prompts the `holdout_modulus` split holds out: an SFT run scores their
+winner answers (results/<scale>/data/holdout.jsonl, each once), a DPO run on battle pairs their
+pairs (holdout_pairs.jsonl, against the reference log-probs its reference job scored with its
+training pairs). A slice of the training rows would change the card's recipe, and with the x40
+repeats its prompts would also be trained on. Where the recipe
 trains on the holdout as the card did (recipe.holdout_in_training: true), the trainer says so at
 the start: the loss then measures fit, not generalisation.
 
@@ -47,21 +49,26 @@ def due(step: int, steps: int, every: int) -> bool:
     return every > 0 and (step % every == 0 or step == steps)
 
 
-def validation_loss(model: torch.nn.Module, loss_fn: Callable, data, env: DistEnv) -> float:
-    """The mean loss over every rank's validation rows (`data`: this rank's StepData), weights untouched."""
+def validation_metrics(
+    model: torch.nn.Module, loss_fn: Callable, data, env: DistEnv, stat_names: Sequence[str] = ()
+) -> dict[str, float]:
+    """`val_loss` and `val_<name>` for each of `stat_names` (loss_fn's summed stats, a DPO run's margin and
+    accuracy), means over every rank's validation rows (`data`: this rank's StepData), weights untouched."""
     was_training = model.training
     model.eval()
-    total = torch.zeros((), dtype=torch.float64, device=env.device)
+    sums = torch.zeros(1 + len(stat_names), dtype=torch.float64, device=env.device)
     try:
         with torch.no_grad():
             for micro in data.micro_batches:
                 micro = {k: v.to(env.device) if isinstance(v, torch.Tensor) else v for k, v in micro.items()}
-                loss_sum, _ = loss_fn(model, micro)
-                total += loss_sum.double()
+                loss_sum, stats = loss_fn(model, micro)
+                sums += torch.stack([loss_sum, *(stats[name] for name in stat_names)]).double()
     finally:
         model.train(was_training)
         for module in model.modules():  # a root kept gathered after forward holds no stale copy into the next step
             if isinstance(module, FSDPModule):
                 module.reshard()
-    sums = all_reduce_sum(torch.stack([total, torch.tensor(float(data.normalizer), device=env.device).double()]))
-    return float(sums[0] / sums[1].clamp(min=1))
+    count = torch.tensor([float(data.normalizer)], dtype=torch.float64, device=env.device)
+    totals = all_reduce_sum(torch.cat([sums, count]))
+    means = (totals[:-1] / totals[-1].clamp(min=1)).tolist()
+    return dict(zip(["val_loss", *(f"val_{name}" for name in stat_names)], means, strict=True))

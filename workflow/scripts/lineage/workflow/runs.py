@@ -170,13 +170,21 @@ class Lineage:
         return [path for name in self.runs[run].data for path in self.datasets[name].files]
 
     def validation_files(self, run: str) -> list[str]:
-        """The holdout split's battles, whose preferred answers an SFT run on winner rows validates on ([] for
-        other runs). Only runs that already descend from the split get it: as an input of a run trained on
-        other data (stage1_sft), a new split would retrain the whole chain for a number in a log."""
+        """What a run validates on, from the holdout split: an SFT run on winner rows the held-out battles (their
+        preferred answers), a DPO run on battle pairs the held-out prompts' pairs; [] for other runs. Only runs
+        that already descend from the split get it: as an input of a run trained on other data (stage1_sft), a
+        new split would retrain the whole chain for a number in a log."""
         spec = self.runs[run]
-        if spec.kind != "sft" or not any(self.datasets[d].kind == "winners" for d in spec.data):
-            return []
-        return [f"{self.paths.data}/holdout.jsonl"]
+        kinds = {self.datasets[d].kind for d in spec.data}
+        if spec.kind == "sft" and "winners" in kinds:
+            return [f"{self.paths.data}/holdout.jsonl"]
+        if spec.kind == "dpo" and "pairs" in kinds:
+            return [f"{self.paths.data}/holdout_pairs.jsonl"]
+        return []
+
+    def reference_data_files(self, run: str) -> list[str]:
+        """The pairs a DPO run's reference job scores: its training pairs, then its validation pairs."""
+        return [*self.data_files(run), *self.validation_files(run)]
 
     @property
     def card_winner_set(self) -> Dataset:
