@@ -6,10 +6,12 @@
 # Run as (repository root of a checkout whose results/gpu is empty or from an earlier cut-off call):
 #   bash benchmarks/gpu_lineage.sh build OUT_DIR      # from nothing (or on from where a cut-off call left it)
 #   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
+#   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: from_pretrained on CPU and CUDA,
+#                                                     # its scores and greedy text against lm-eval's HF backend
 # SNAKEMAKE (default `python3 -m snakemake`) and LIMIT (seconds the build may run, default 540) are read.
 set -uo pipefail
-phase=${1:?usage: gpu_lineage.sh build|audit OUT_DIR}
-OUT=${2:?usage: gpu_lineage.sh build|audit OUT_DIR}
+phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
+OUT=${2:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
 mkdir -p "$OUT"
 SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
 TARGET=soupF2_eval
@@ -77,5 +79,32 @@ audit)
   $SNAKEMAKE --cores all sftw4 "${ARGS[@]}" >"$OUT/resume.log" 2>&1
   echo "rerun exit $?; resumed:"
   grep -E "resumed from|saved results" logs/gpu/runs/sftw4.log
+  ;;
+check)
+  published=results/gpu/published/soupF2
+  echo "== from_pretrained on CPU and on CUDA: $published"
+  python3 - "$published" <<'PY'
+import sys
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+path = sys.argv[1]
+tokenizer = AutoTokenizer.from_pretrained(path)
+ids = tokenizer("The lineage is rebuilt stage by stage.", return_tensors="pt").input_ids
+logits = {}
+for device in ("cpu", "cuda"):
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
+    with torch.no_grad():
+        logits[device] = model(ids.to(device)).logits.float().cpu()
+    count = sum(p.numel() for p in model.parameters())
+    print(f"{device}: {type(model).__name__}, {count:,} parameters, logits {tuple(logits[device].shape)}")
+    del model
+gap = (logits["cpu"] - logits["cuda"]).abs().max().item()
+same = bool((logits["cpu"].argmax(-1) == logits["cuda"].argmax(-1)).all())
+print(f"CPU vs CUDA: max |logit difference| {gap:.2e}, same argmax at every position: {same}")
+PY
+  echo "== our evaluation against lm-eval's HF backend on $published (float32, TF32 off)"
+  python3 benchmarks/eval_vs_lm_eval.py --model "$published" --device cuda --dtype float32 --items 200 \
+    --batch-size 32 --max-new-tokens 64 --json "$OUT/eval_vs_lm_eval.json" 2>&1 | grep -v '^\[transformers\]' | tail -25
   ;;
 esac
