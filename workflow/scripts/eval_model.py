@@ -172,10 +172,9 @@ def evaluate(
     """Run one part on the loaded model (this rank's share of its batches); rank 0 writes its result
     JSON and records; every rank returns the result."""
     bench = BENCHMARKS[part.benchmark]
-    max_new_tokens = (args.max_new_tokens or bench.max_new_tokens) if bench.generates else None
     opts = RunOptions(
         batch_size=args.batch_size,
-        max_new_tokens=max_new_tokens,
+        max_new_tokens=args.max_new_tokens or None,
         max_batch_tokens=args.max_batch_tokens or None,
         pack_tokens=args.pack_tokens or None,
         cache=args.cache,
@@ -200,7 +199,7 @@ def evaluate(
         "max_batch_tokens": args.max_batch_tokens or None,
         "scoring": None if bench.generates else ("packed" if args.pack_tokens else "padded"),
         "pack_tokens": None if bench.generates else args.pack_tokens or None,
-        "max_new_tokens": max_new_tokens,
+        "max_new_tokens": opts.new_tokens(bench),
         "cache": args.cache if bench.generates else None,
         "bucket": args.bucket if bench.generates else None,
         "device": args.device,

@@ -20,6 +20,7 @@ import yaml
 
 from lineage.modeling import count_params
 from lineage.training.data import pack_groups
+from lineage.training.recipe import RECIPES
 from lineage.workflow.cluster import host_memory_mb
 from lineage.workflow.runs import speed_settings, with_overrides
 from lineage.workflow.trained_model import trained_model
@@ -50,20 +51,16 @@ class PairLengths:
         return cls(len(lines), sum(totals) / len(totals), max(totals), labelled / sum(totals))
 
 
-def dpo_micro_tokens(train: dict) -> int:
-    """Tokens of a DPO micro-batch: a pack of pairs (default twice max_length), or micro_batch_rows pairs padded."""
-    speed = speed_settings(train, "dpo")
-    if speed["packing"]:
-        return speed["pack_tokens"] or 2 * train["max_length"]
-    return 2 * train["micro_batch_rows"] * train["max_length"]
-
-
-def sft_micro_tokens(train: dict) -> int:
-    """Tokens of a SFT micro-batch: a pack (default max_length), or micro_batch_rows rows padded."""
-    speed = speed_settings(train, "sft")
-    if speed["packing"]:
-        return speed["pack_tokens"] or train["max_length"]
-    return train["micro_batch_rows"] * train["max_length"]
+def micro_batch_tokens(train: dict, kind: str) -> int:
+    """Tokens of a `kind` micro-batch under a scale's train settings, by the trainer's own rule (a pack, default
+    max_length and a DPO pair twice that, or micro_batch_rows rows padded: TrainRecipe.micro_batch_tokens)."""
+    speed = speed_settings(train, kind)
+    return RECIPES[kind](
+        max_length=train["max_length"],
+        micro_batch_rows=train["micro_batch_rows"],
+        packing=speed["packing"],
+        pack_tokens=speed["pack_tokens"],
+    ).micro_batch_tokens
 
 
 @dataclass(frozen=True)
@@ -209,8 +206,8 @@ class LineagePlan:
 
     def header(self) -> str:
         args, train, pairs, stats = self.args, self.train, self.pairs, self.stats
-        sft_pack = args.pack_tokens or sft_micro_tokens(train)
-        dpo_pack = dpo_micro_tokens(train)
+        sft_pack = args.pack_tokens or micro_batch_tokens(train, "sft")
+        dpo_pack = micro_batch_tokens(train, "dpo")
         mfu_note = (
             f"{args.mfu:.1%} (given)"
             if args.mfu is not None
@@ -242,7 +239,7 @@ class LineagePlan:
         degrees = [run_train["expert_parallel"]] if "expert_parallel" in changed else args.expert_parallel_list
         for degree in degrees:
             check_expert_parallel(model, degree, gpus)
-        micro_tokens = dpo_micro_tokens(run_train) if kind == "dpo" else args.pack_tokens or sft_micro_tokens(run_train)
+        micro_tokens = (kind == "sft" and args.pack_tokens) or micro_batch_tokens(run_train, kind)
         mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens, kind)
         notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
         shown = f"{name} ({'; '.join(notes)})" if notes else name

@@ -28,6 +28,10 @@ class RunOptions:
     bucket: int = 1  # generation prompts padded to a multiple of this
     replicas: Replicas = ONE  # the ranks sharing the batches (lineage/evaluation/replicas.py)
 
+    def new_tokens(self, benchmark: Benchmark) -> int | None:
+        """How many tokens `benchmark` generates at most: these options' if set, else its own (None: it scores)."""
+        return (self.max_new_tokens or benchmark.max_new_tokens) if benchmark.generates else None
+
 
 def score_requests(model, requests, opts: RunOptions, pad_id: int) -> list[Score]:
     """Log-likelihood of each (context, continuation): packed when opts.pack_tokens, else padded batches."""
@@ -52,7 +56,7 @@ def generate(model, chat: ChatRenderer, conversations: Sequence[list[dict]], opt
     outs = generate_greedy(
         model,
         prompts,
-        max_new_tokens=opts.max_new_tokens or benchmark.max_new_tokens,
+        max_new_tokens=opts.new_tokens(benchmark),
         stop_ids=chat.stop_token_ids(),
         pad_id=chat.pad_token_id(),
         batch_size=opts.batch_size,

@@ -148,6 +148,11 @@ class TrainRecipe:
     def tokens_per_pack(self) -> int:
         return self.pack_tokens or self.row_tokens
 
+    @property
+    def micro_batch_tokens(self) -> int:
+        """Tokens of one micro-batch at most: a pack, or micro_batch_rows rows (DPO: pairs) at max_length."""
+        return self.tokens_per_pack if self.packing else self.micro_batch_rows * self.row_tokens
+
     # -- conversion ---------------------------------------------------------------------------
 
     @classmethod
