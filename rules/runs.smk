@@ -78,11 +78,7 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
             dtype="bfloat16" if _run.recipe.precision == "bf16" else "float32",
             device=_run.device,
             # how the scores are batched changes them by float rounding only: not tracked
-            pack_tokens=untracked(
-                max(L.eval.pack_tokens, _run.recipe.max_length)
-                if L.eval.pack_tokens
-                else 0
-            ),
+            pack_tokens=untracked(L.eval.scoring_pack_tokens(_run.recipe.max_length)),
             batch_size=untracked(L.eval.batch_size),
         shell:
             "{params.launch} workflow/scripts/reference_logprobs.py --init {input.init:q} {params.data}"

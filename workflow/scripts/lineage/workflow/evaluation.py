@@ -52,6 +52,11 @@ class EvalSettings:
         generation = {"max_new_tokens": self.max_new_tokens, "cache": self.cache, "bucket": self.bucket}
         return options | (generation if benchmark.generates else {"pack_tokens": self.pack_tokens})
 
+    def scoring_pack_tokens(self, longest: int) -> int:
+        """Packs for scoring sequences of up to `longest` tokens outside an eval job (a DPO reference): the eval's
+        pack size, raised to hold the longest; 0 where the eval scores padded batches."""
+        return max(self.pack_tokens, longest) if self.pack_tokens else 0
+
     def job_parts(self, part: str | None = None) -> list[EvalPart]:
         """The parts one evaluation job runs: all of a run's (group_by run), or the one named."""
         return list(self.parts) if self.group_by == "run" else [p for p in self.parts if p.name == part]
