@@ -8,7 +8,8 @@
 #   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
 #   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: from_pretrained on CPU and CUDA,
 #                                                     # its scores and greedy text against lm-eval's HF backend
-# SNAKEMAKE (default `python3 -m snakemake`) and LIMIT (seconds the build may run, default 540) are read.
+# SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540) and PLANS_ONLY (1: the
+# audit stops after its dry runs) are read.
 set -uo pipefail
 phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
 OUT=${2:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
@@ -61,6 +62,7 @@ audit)
   $SNAKEMAKE -n "$TARGET" "${ARGS[@]}" --quiet rules 2>&1 | tail -4
   echo "== --forcerun sftw2 plans:"
   $SNAKEMAKE -n "$TARGET" "${ARGS[@]}" --forcerun sftw2 --quiet rules 2>&1 | grep -v "^digests" | tail -25
+  [[ ${PLANS_ONLY:-0} == 1 ]] && exit 0  # the plans alone, where the device time left allows no more
   started=$(date +%s)
   $SNAKEMAKE --cores all "$TARGET" "${ARGS[@]}" --forcerun sftw2 >"$OUT/forcerun.log" 2>&1
   echo "forcerun exit $? after $(($(date +%s) - started)) s; jobs run: $(grep -c '^rule \|^localrule ' "$OUT/forcerun.log")"
