@@ -8,6 +8,7 @@ ChatML special tokens, `chat_template.jinja`, `system_prompt.txt`, a greedy
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import torch
@@ -160,3 +161,16 @@ def write_items(directory: Path) -> dict[str, Path]:
         path.write_text("".join(json.dumps(r) + "\n" for r in items))
         paths[name] = path
     return paths
+
+
+def random_requests(n: int, seed: int, context: tuple[int, int], continuation: tuple[int, int], vocab: int = 300):
+    """n (context, continuation) token-id requests, each side's length drawn from [low, high); ids from 3 (past the
+    special tokens) to `vocab`."""
+    rng = random.Random(seed)
+    return [
+        (
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(*context))],
+            [rng.randrange(3, vocab) for _ in range(rng.randrange(*continuation))],
+        )
+        for _ in range(n)
+    ]

@@ -5,7 +5,7 @@ after deduplication; 29 holdout pairs; 135 pairs with a known loser; 140 x 40 = 
 
 One battle of the sample (bt-001489, an own win) differs from its loser only by a citation
 marker: the card's pipeline screened identical answers before cleaning and counted it, ours
-screens the cleaned text too and quarantines it (MOVED; the data audit names it where a count moves).
+screens the cleaned text too and quarantines it (MOVED_BY_BT_001489; the data audit names it where a count moves).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from workflow_helpers import CARD, MOVED_BY_BT_001489
 
 from lineage.data.citations import clean_battles
 from lineage.data.dedup import dedup_preferred
@@ -20,19 +21,7 @@ from lineage.data.export import read_export
 from lineage.data.preferences import battle_pairs, split_holdout, winner_rows
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "battles.jsonl"
-CARD = {
-    "battles": 236,
-    "own_better": 106,
-    "other_better": 72,
-    "tie": 34,
-    "both_bad": 24,
-    "preferred": 140,
-    "holdout_pairs": 29,
-    "recovered_pairs": 135,
-    "winner_rows": 5600,
-}
-MOVED = {"battles": 1, "own_better": 1, "preferred": 1, "recovered_pairs": 1, "winner_rows": 40}
-OURS = {key: value - MOVED.get(key, 0) for key, value in CARD.items()}
+OURS = {key: value - MOVED_BY_BT_001489.get(key, 0) for key, value in CARD.items()}
 
 
 @pytest.fixture(scope="module")

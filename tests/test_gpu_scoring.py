@@ -9,10 +9,10 @@ Run on a GPU machine as: python -m pytest tests/test_gpu_scoring.py
 from __future__ import annotations
 
 import importlib.util
-import random
 
 import pytest
 import torch
+from _eval_fixtures import random_requests
 from test_gpu_decoding import _model
 
 from lineage.evaluation.generation import generate_greedy
@@ -30,15 +30,8 @@ ARCHS = [
 ]
 
 
-def _requests(n, seed, vocab=300):
-    rng = random.Random(seed)
-    return [
-        (
-            [rng.randrange(3, vocab) for _ in range(rng.randrange(8, 300))],
-            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 200))],
-        )
-        for _ in range(n)
-    ]
+def _requests(n, seed):
+    return random_requests(n, seed, context=(8, 300), continuation=(1, 200))
 
 
 @pytest.fixture(scope="module", params=ARCHS)

@@ -5,11 +5,9 @@ restarting positions; the varlen kernel and the Mamba-2 kernels' seq_idx are che
 (tests/test_gpu_decoding.py).
 """
 
-import random
-
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint
+from _eval_fixtures import make_checkpoint, random_requests
 
 from lineage.checkpoint import load_model
 from lineage.evaluation.packed_scoring import (
@@ -29,15 +27,8 @@ def llama(tmp_path_factory):
     return load_model(directory, dtype=torch.float32).eval()
 
 
-def _requests(n, seed, vocab=300):
-    rng = random.Random(seed)
-    return [
-        (
-            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 30))],
-            [rng.randrange(3, vocab) for _ in range(rng.randrange(1, 12))],
-        )
-        for _ in range(n)
-    ]
+def _requests(n, seed):
+    return random_requests(n, seed, context=(1, 30), continuation=(1, 12))
 
 
 def test_first_fit_fills_bins_longest_first():
