@@ -219,3 +219,75 @@ def test_every_validation_row_is_scored_once_and_every_rank_runs_as_many_passes(
 def test_validation_comes_every_n_steps_and_after_the_last():
     assert [s for s in range(1, 11) if due(s, 10, 4)] == [4, 8, 10]
     assert not any(due(s, 10, 0) for s in range(1, 11))
+
+
+def test_a_tracker_that_does_not_start_stops_the_run_in_one_line_and_closes_the_others(tmp_path, monkeypatch):
+    """A tracker library's own refusal (MLflow 3's file store, a W&B login) comes before the first step as one
+    line naming the tracker and how to leave it out; the trackers already started are closed."""
+    from lineage.errors import exit_code
+    from lineage.training import tracking
+
+    finished = []
+
+    class Started:
+        def __init__(self, *args):
+            pass
+
+        def config(self, values):
+            pass
+
+        def finish(self):
+            finished.append("tensorboard")
+
+    class Refusing:
+        def __init__(self, *args):
+            raise RuntimeError("The filesystem tracking backend is in maintenance mode.\nPlease migrate.")
+
+    monkeypatch.setitem(tracking.WRITERS, "tensorboard", Started)
+    monkeypatch.setitem(tracking.WRITERS, "mlflow", Refusing)
+    with pytest.raises(tracking.TrackerError) as refused:
+        tracking.Trackers.start(
+            ("tensorboard", "mlflow"), folder=tmp_path, project="p", run="r", config={}, start_step=0, enabled=True
+        )
+    message = str(refused.value)
+    assert message.startswith("tracker mlflow did not start (RuntimeError: The filesystem tracking backend")
+    assert "\n" not in message and "leave mlflow out of scales.<scale>.train.report_to" in message
+    assert finished == ["tensorboard"] and exit_code(refused.value) == 7
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mlflow") is None, reason="mlflow is not installed (pip install mlflow-skinny)"
+)
+def test_a_named_mlflow_tracker_keeps_a_local_run(tmp_path, monkeypatch):
+    """Without MLFLOW_TRACKING_URI the run lands in <tracking dir>/mlruns, which MLflow 3 refuses unless opted in."""
+    from lineage.training.tracking import Trackers
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    trackers = Trackers.start(
+        ("mlflow",), folder=tmp_path, project="p", run="r", config={"lr": 1.0}, start_step=0, enabled=True
+    )
+    trackers.log({"train/loss": 2.5}, 1)
+    trackers.finish()
+    assert list((tmp_path / "mlruns").rglob("train_loss"))
+
+
+def test_a_built_run_s_metrics_replay_into_a_tracker_without_retraining(tmp_path):
+    """tools/replay_metrics.py sends results/<scale>/metrics/<run>.jsonl as the run's rank 0 would have."""
+    import json
+
+    import replay_metrics
+
+    metrics = tmp_path / "results/embedded/metrics/sftw2.jsonl"
+    metrics.parent.mkdir(parents=True)
+    records = [{"step": 1, "loss": 2.5, "lr": 1e-4}, {"step": 2, "loss": 2.25, "lr": 1e-4, "val_loss": 2.75}]
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in records))
+    lineage = tmp_path / "results/embedded/models/sftw2/lineage.json"
+    lineage.parent.mkdir(parents=True)
+    lineage.write_text(json.dumps({"recipe": {"lr": 1e-4, "adam_betas": [0.9, 0.95]}}))
+
+    assert replay_metrics.replay("sftw2", "embedded", ("tensorboard",), root=tmp_path) == 2
+    scalars = event_scalars(tmp_path / "logs/embedded/tracking/sftw2")
+    assert scalars["train/loss"] == {1: 2.5, 2: 2.25} and scalars["eval/loss"] == {2: 2.75}
+    with pytest.raises(SystemExit, match="no metrics for run 'sftw4'"):
+        replay_metrics.replay("sftw4", "embedded", ("tensorboard",), root=tmp_path)

@@ -46,6 +46,7 @@ EXIT_CODES = {
     "PunktMissingError": 7,
     "DeviceMissingError": 7,
     "StateLockedError": 7,
+    "TrackerError": 7,
     "DivergedError": 8,
 }
 CODE_NAMES = {

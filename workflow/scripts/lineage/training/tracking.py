@@ -35,6 +35,10 @@ TRACKERS = {
 }
 
 
+class TrackerError(RuntimeError):
+    """A named tracker could not start: the run stops before its first step (exit code 7)."""
+
+
 def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -89,14 +93,22 @@ class _WandB:  # WANDB_MODE=offline keeps the run under <folder>/wandb for `wand
         self.run.finish()
 
 
-class _MLflow:  # MLFLOW_TRACKING_URI, where set, wins over the local file store <folder>/mlruns
+class _MLflow:
+    """MLFLOW_TRACKING_URI (a server, sqlite:///...) where set; else the local file store <folder>/mlruns, which
+    MLflow 3 keeps in maintenance mode and refuses unless opted in: its database backend needs sqlalchemy and
+    alembic, which mlflow-skinny (the install that keeps this project's pins) does not bring."""
+
     def __init__(self, project: str, run: str, folder: Path, start_step: int):
         import os
 
         import mlflow
 
         self.mlflow = mlflow
-        mlflow.set_tracking_uri(os.environ.get("MLFLOW_TRACKING_URI") or (folder / "mlruns").resolve().as_uri())
+        uri = os.environ.get("MLFLOW_TRACKING_URI")
+        if not uri:
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+            uri = (folder / "mlruns").resolve().as_uri()
+        mlflow.set_tracking_uri(uri)
         mlflow.set_experiment(project)
         mlflow.start_run(run_name=run)
 
@@ -162,8 +174,17 @@ class Trackers:
         folder.mkdir(parents=True, exist_ok=True)
         started = []
         for name in names:
-            tracker = WRITERS[name](project, run, folder, start_step)
-            tracker.config(dict(config))
+            try:
+                tracker = WRITERS[name](project, run, folder, start_step)
+                tracker.config(dict(config))
+            except Exception as error:  # a tracker library's own refusal (a store, a login): before any step
+                for other in started:
+                    other.finish()
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise TrackerError(
+                    f"tracker {name} did not start ({type(error).__name__}: {first}); fix that, or leave {name} out "
+                    "of scales.<scale>.train.report_to (--report-to)"
+                ) from None
             started.append(tracker)
         return cls(started)
 
