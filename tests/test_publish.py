@@ -113,6 +113,8 @@ def test_the_weights_are_what_save_pretrained_writes_for_the_model_type(publishe
     assert all(torch.equal(got[name], expected[name]) for name in expected)
     reloaded = AutoModelForCausalLM.from_pretrained(published)  # and it reads back into the same model
     assert all(torch.equal(reloaded.state_dict()[k], v) for k, v in model.state_dict().items())
+    modes = {path.stat().st_mode & 0o777 for path in published.iterdir() if path.is_file()}
+    assert modes == {(tmp_path / "reference" / "config.json").stat().st_mode & 0o777}  # shards readable as the rest
 
 
 def published_from(published: Path) -> Path:

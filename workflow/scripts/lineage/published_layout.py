@@ -11,6 +11,7 @@ parent's layout) is published rewritten into the published one, shard by shard, 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from lineage.shards import INDEX_NAME, shard_files, weight_map
@@ -49,6 +50,7 @@ def write_published(directory: Path, out: Path) -> list[str]:
     for shard in shard_files(directory):
         tensors = revert_weight_conversion(model, load_file(directory / shard))
         save_file({name: t.contiguous() for name, t in tensors.items()}, out / shard, metadata={"format": "pt"})
+        os.chmod(out / shard, new_file_mode())  # safetensors creates its files 0o600: unreadable to others
         names |= dict.fromkeys(tensors, shard)
         written.append(shard)
     if (directory / INDEX_NAME).is_file():
@@ -57,3 +59,10 @@ def write_published(directory: Path, out: Path) -> list[str]:
         (out / INDEX_NAME).write_text(json.dumps(index, indent=2) + "\n")
         written.append(INDEX_NAME)
     return written
+
+
+def new_file_mode() -> int:
+    """The mode open() gives a new file here: 0o666 less the umask (what the bundle's other files have)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
