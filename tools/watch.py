@@ -47,6 +47,7 @@ class Run:
 
     path: Path
     began: datetime | None = None
+    last: datetime | None = None  # the newest time stamp in the log
     total: int = 0
     done: int = 0
     jobs: dict[str, Job] = field(default_factory=dict)
@@ -55,6 +56,10 @@ class Run:
     @property
     def running(self) -> list[Job]:
         return [job for job in self.jobs.values() if job.finished is None and not job.failed]
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.total) and self.done >= self.total
 
 
 def newest_log(workdir: Path) -> Path | None:
@@ -68,7 +73,7 @@ def read_run(path: Path) -> Run:
     for line in path.read_text(errors="replace").splitlines():
         if match := STAMP.match(line):
             now = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
-            run.began = run.began or now
+            run.began, run.last = run.began or now, now
         elif line.startswith("job ") and "count" in line:
             in_stats = True
         elif in_stats:
@@ -110,9 +115,15 @@ def last_step(log: Path) -> dict | None:
     return steps[-1].groupdict() if steps else None
 
 
-def report(workdir: Path, run: Run, now: datetime | None = None) -> str:
+def report(workdir: Path, run: Run, now: datetime | None = None, history: dict[str, list[float]] | None = None) -> str:
+    """The run's state in a few lines; `history`: each rule's job durations in earlier runs here (durations())."""
     now = now or datetime.now()
-    since = f"; started {run.began:%H:%M:%S}, {_clock((now - run.began).total_seconds())} ago" if run.began else ""
+    if run.began and run.ended and run.last:
+        since = f"; started {run.began:%H:%M:%S}, ended {run.last:%H:%M:%S} after {_clock((run.last - run.began).total_seconds())}"
+    elif run.began:
+        since = f"; started {run.began:%H:%M:%S}, {_clock((now - run.began).total_seconds())} ago"
+    else:
+        since = ""
     running = run.running
     lines = [
         f"{run.path.relative_to(workdir)}: {run.done} of {run.total} jobs done, {len(running)} running, "
@@ -130,7 +141,7 @@ def report(workdir: Path, run: Run, now: datetime | None = None) -> str:
         else:
             what = f"running for {age}"
         lines.append(f"  {name:<28} {what}  {job.log}")
-    if left := job_time_left(run):
+    if not run.ended and (left := job_time_left(run, history or {}, now)):
         lines.append(f"  left: {left}")
     failed = [job for job in run.jobs.values() if job.failed]
     if failed:
@@ -138,27 +149,48 @@ def report(workdir: Path, run: Run, now: datetime | None = None) -> str:
     return "\n".join(lines)
 
 
-def job_time_left(run: Run) -> str:
-    """Jobs not yet finished times the median duration of their rule's finished jobs (all rules' where none)."""
-    durations: dict[str, list[float]] = {}
+def durations(runs) -> dict[str, list[float]]:
+    """Each rule's finished jobs' durations in seconds, over `runs`."""
+    seen: dict[str, list[float]] = {}
+    for run in runs:
+        for job in run.jobs.values():
+            if job.finished and job.started:
+                seen.setdefault(job.rule, []).append((job.finished - job.started).total_seconds())
+    return seen
+
+
+def job_time_left(run: Run, history: dict[str, list[float]], now: datetime) -> str:
+    """The job time the run still needs: each job not finished at the median of its rule's finished jobs, in this
+    run or else in earlier runs here, less what a running one has already run. A rule never run here is not
+    guessed (a data stage takes a second, a training run an hour): it is named, and the figure is a lower bound."""
+    own = durations([run])
     finished: dict[str, int] = {}
     for job in run.jobs.values():
-        if job.finished and job.started:
-            durations.setdefault(job.rule, []).append((job.finished - job.started).total_seconds())
+        if job.finished:
             finished[job.rule] = finished.get(job.rule, 0) + 1
-    seen = [d for ds in durations.values() for d in ds]
-    if not seen or not run.planned:
+    if not run.planned:
         return ""
-    overall = statistics.median(seen)
-    left = sum(
-        (count - finished.get(rule, 0)) * statistics.median(durations.get(rule, [overall]))
-        for rule, count in run.planned.items()
-    )
-    guessed = sorted(
-        rule for rule, count in run.planned.items() if count > finished.get(rule, 0) and rule not in durations
-    )
-    note = f" (rules not seen yet at the median job's {_clock(overall)}: {', '.join(guessed)})" if guessed else ""
-    return f"~{_clock(left)} of job time at the durations seen so far, one job at a time{note}"
+    left, unseen, earlier = 0.0, [], False
+    for rule, count in run.planned.items():
+        jobs = count - finished.get(rule, 0)
+        if jobs <= 0:
+            continue
+        known = own.get(rule) or history.get(rule)
+        if not known:
+            unseen.append(rule)
+            continue
+        earlier |= rule not in own
+        typical = statistics.median(known)
+        running = [job for job in run.running if job.rule == rule and job.started]
+        left += sum(max(0.0, typical - (now - job.started).total_seconds()) for job in running)
+        left += (jobs - len(running)) * typical
+    source = "this run's and earlier runs' durations here" if earlier else "this run's durations so far"
+    if unseen:
+        return (
+            f"at least ~{_clock(left)} of job time at {source}, one job at a time, plus {len(unseen)} rules not run "
+            f"here yet: {', '.join(sorted(unseen))}"
+        )
+    return f"~{_clock(left)} of job time at {source}, one job at a time"
 
 
 def _clock(seconds: float) -> str:
@@ -179,10 +211,10 @@ def main(argv=None) -> int:
             print(f"no Snakemake log under {workdir / '.snakemake' / 'log'}: nothing has run here yet", file=sys.stderr)
             return 1
         run = read_run(path)
-        print(report(workdir, run), flush=True)
-        ended = run.total and run.done >= run.total
+        earlier = [read_run(p) for p in sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log")) if p != path]
+        print(report(workdir, run, history=durations(earlier)), flush=True)
         stopped = not run.running and any(job.failed for job in run.jobs.values())
-        if args.once or ended or stopped:
+        if args.once or run.ended or stopped:
             return 0
         time.sleep(args.every)
         print()
