@@ -20,6 +20,7 @@
 #   MAMBA_SITE=/tmp/mamba bash benchmarks/dpo_speed.sh llama|nemotron [OUT_DIR]
 # STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run) and EXTRA (flags added to each of our
 # runs, e.g. "--layers 34" where a rank's 52 layers do not fit the GPU) may be set.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 PART=${1:?usage: dpo_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/dpo-speed}/$PART

@@ -5,6 +5,7 @@
 #
 # Run as (repository root, after ./setup.sh):
 #   bash benchmarks/embedded_lineage.sh [SCRATCH_DIR]
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 repo=$(pwd)
 work=${1:-$(mktemp -d /tmp/embedded-lineage.XXXXXX)}

@@ -10,6 +10,7 @@
 #                                                     # its scores and greedy text against lm-eval's HF backend
 # SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540) and PLANS_ONLY (1: the
 # audit stops after its dry runs) are read.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
 phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
 OUT=${2:?usage: gpu_lineage.sh build|audit|check OUT_DIR}

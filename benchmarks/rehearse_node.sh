@@ -8,6 +8,7 @@
 # mamba-ssm and causal-conv1d):
 #   MAMBA_SITE=/tmp/site bash benchmarks/rehearse_node.sh OUT_DIR [RUN ...]
 # RUNS default: sftw2 dpo1. STANDIN=0 leaves the stand-in out; EXTRA adds flags to every rehearsal.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
 OUT=${1:?usage: rehearse_node.sh OUT_DIR [RUN ...]}
 shift

@@ -9,6 +9,7 @@ Run as:
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -102,4 +103,6 @@ def main(directory: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("metrics", type=Path, help="a folder of the trainers' metrics files (*.jsonl), one per run")
+    sys.exit(main(parser.parse_args().metrics))

@@ -6,6 +6,7 @@
 #
 # Run as (repository root, a machine with >= 1 GPU):
 #   bash benchmarks/train_gpu.sh [OUT_DIR]
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 OUT=${1:-/tmp/train-gpu}
 GPUS=${GPUS:-$(python3 -c 'import torch; print(torch.cuda.device_count())')}

@@ -13,6 +13,7 @@
 # Run as (repository root, a machine with a GPU; transformers 5.23 and trl importable):
 #   bash benchmarks/train_gpu_compare.sh [OUT_DIR]
 # STEPS, WARMUP, RUN_TIMEOUT (s per run) and RUNS (a subset of the run names below) may be set.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 OUT=${1:-/tmp/train-gpu-compare}
 STEPS=${STEPS:-10}

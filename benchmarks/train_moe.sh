@@ -17,6 +17,7 @@
 # Under 8 minutes on 2 H200 even when both runs hit their time limits (QWEN_TIMEOUT 210 s, NEMOTRON_TIMEOUT 150 s).
 # QWEN_STEPS, PROFILE_STEPS, PACK_TOKENS, PACKED_ATTENTION (train_sft.py's --packed-attention), NEMOTRON_STEPS and
 # the time limits may be set; QWEN_SIZE=tiny NEMOTRON_SIZE=tiny make a CPU smoke run.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 OUT=${1:-/tmp/train-moe}
 QWEN_SIZE=${QWEN_SIZE:-card_experts_4l}

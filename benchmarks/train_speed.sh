@@ -27,6 +27,7 @@
 # STEPS, RUNS (a subset of the part's run names), RUN_TIMEOUT (s per run), EXTRA (flags added to each of our
 # runs, e.g. "--profile-steps 2 --profile-shapes", or "--layers 34" on a GPU of 80 GB: a rank's 52 layers need ~92 GiB)
 # and SCRIPTS (see below) may be set.
+source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -euo pipefail
 PART=${1:?usage: train_speed.sh llama|nemotron [OUT_DIR]}
 OUT=${2:-/tmp/train-speed}/$PART

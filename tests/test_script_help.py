@@ -75,3 +75,18 @@ def test_a_peer_s_benchmark_prints_its_help(name):
     if importlib.util.find_spec(package) is None:
         pytest.skip(f"{name} drives {package}, which this environment does not install (the GPU benchmarks carry it)")
     assert not failures(helps([REPO / "benchmarks" / name], "workflow/scripts", "benchmarks"))
+
+
+DRIVERS = sorted(
+    p for p in (REPO / "benchmarks").glob("*.sh") if not p.name.startswith("_") and p.name != "gpu_data.sh"
+)
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=lambda p: p.name)
+def test_every_benchmark_driver_prints_its_header_on_help_and_starts_nothing(driver, tmp_path):
+    """`bash benchmarks/X.sh --help` prints the driver's header and exits 0, where it once took --help as its
+    output folder and started a run (benchmarks/_help.sh)."""
+    result = subprocess.run(["bash", str(driver), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    header = driver.read_text().splitlines()[1].removeprefix("# ")
+    assert result.returncode == 0 and result.stdout.splitlines()[0] == header, result.stderr
+    assert not list(tmp_path.iterdir())
