@@ -33,7 +33,7 @@ from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.replicas import Replicas, load_replica  # noqa: E402
-from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
+from lineage.io import DataError, read_jsonl, write_json, write_jsonl  # noqa: E402
 from lineage.training import dist as tdist  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -67,18 +67,22 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def load_prompts(path: str, eval_files: list[str]) -> list[dict]:
     """Every prompt checked for its fields, then against every eval item."""
-    items = []
-    for line, item in read_jsonl(path):
+    rows = list(read_jsonl(path))
+    for line, item in rows:
         check_prompt(item, f"{path}:{line}")
-        items.append(item)
-    overlap = find_overlap(items, {source: load_jsonl(source) for source in eval_files})
+    evaluation = {source: list(read_jsonl(source)) for source in eval_files}
+    overlap = find_overlap([item for _, item in rows], {s: [item for _, item in r] for s, r in evaluation.items()})
     if overlap:
-        shown = "; ".join(f"{prompt} = an item of {source}" for prompt, source in overlap[:5])
+        shown = "; ".join(
+            f"{path}:{line} ({item['id']!r}) repeats {o.source}:{evaluation[o.source][o.item][0]}"
+            for o in overlap[:5]
+            for line, item in [rows[o.prompt]]
+        )
         raise DataError(
             f"{path}: {len(overlap)} training prompt(s) repeat evaluation items (normalized text): {shown}. "
             "Verifier prompts must come from training splits only; remove them."
         )
-    return items
+    return [item for _, item in rows]
 
 
 def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: Replicas) -> tuple[list[dict], dict]:
