@@ -5,7 +5,9 @@ training-split prompts of two kinds: GSM8K-style math (the final number must equ
 answer, extracted as lm-eval's GSM8K task does) and IFEval-style constraints (every
 instruction must pass the IFEval checker, strict). A prompt whose samples include both a
 verified and a failed answer gives pairs: verified = chosen, failed = rejected. Training
-prompts must never be evaluation items: `find_overlap` compares them by normalized text.
+prompts must never be evaluation items: `find_overlap` compares them by normalized text (the workflow at
+start-up, lineage/workflow/checks.py; verifier_pairs.py --eval-items when run by hand). It imports no torch:
+Snakemake's start-up reads it.
 """
 
 from __future__ import annotations
