@@ -55,7 +55,9 @@ for _name in [n for n in L.runs_of("dpo") if L.reference_of(n) == n]:
         name:
             f"{_name}_reference"
         input:
-            **by_content(init=L.model_dir(_run.parents[0]), data=L.reference_data_files(_name)),
+            **by_content(
+                init=L.model_dir(_run.parents[0]), data=L.reference_data_files(_name)
+            ),
         output:
             **with_sha256(reference=L.reference_file(_name)),
         log:

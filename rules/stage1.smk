@@ -6,8 +6,6 @@ training-split prompts, keeps the pairs a checker can tell apart, and reports it
 rates."""
 
 BUNDLE = [str(p) for p in sorted(Path("resources/bundle").iterdir())]
-# No verifier prompt may repeat an item of the configured benchmark files.
-VERIFIER_EVAL_ITEMS = list(dict.fromkeys(p.items for p in L.eval.parts if p.sizes))
 
 
 rule build_tokenizer:
@@ -40,7 +38,10 @@ rule verifier_pairs:
     """One verifier round's DPO pairs, sampled from the previous round's model."""
     input:
         unpack(lambda wc: by_content(model=L.model_dir(L.datasets[wc.dataset].sampler))),
-        **by_content(prompts=L.verifier.prompts, eval_items=VERIFIER_EVAL_ITEMS),
+        # no prompt may repeat an item of the benchmarks' item files: refused at start-up, before any job
+        # (check_verifier_prompts, lineage/workflow/checks.py), so those files are no input here and a
+        # benchmark pointed at another file reruns its evaluations and tables, not the verifier rounds
+        **by_content(prompts=L.verifier.prompts),
     output:
         **with_sha256(pairs=f"{P.data}/sets/{{dataset}}.jsonl"),
         stats=f"{P.data}/verifier/{{dataset}}.json",
@@ -59,7 +60,6 @@ rule verifier_pairs:
         code=code("verifier_pairs.py"),
         launch=untracked(eval_launcher()),
         round=lambda wc: L.datasets[wc.dataset].trains,
-        eval_items=flags("eval-items", VERIFIER_EVAL_ITEMS),
         samples=L.verifier.samples,
         temperature=L.verifier.temperature,
         top_p=L.verifier.top_p,
@@ -73,7 +73,7 @@ rule verifier_pairs:
         seed=L.shared.seed,
     shell:
         "{params.launch} workflow/scripts/verifier_pairs.py --model {input.model:q} --round {params.round}"
-        " --prompts {input.prompts:q} {params.eval_items} --samples {params.samples}"
+        " --prompts {input.prompts:q} --samples {params.samples}"
         " --temperature {params.temperature} --top-p {params.top_p} --max-new-tokens {params.max_new_tokens}"
         " --max-pairs-per-prompt {params.max_pairs} --batch-size {params.batch_size} --cache {params.cache}"
         " --device {params.device} --dtype {params.dtype} --seed {params.seed}"

@@ -3,8 +3,10 @@
 python -m pytest tests/test_dag.py -q
 """
 
+import json
+
 import pytest
-from workflow_helpers import copy_workflow, dag_edges, planned_jobs, write_checkpoint
+from workflow_helpers import copy_workflow, dag_edges, plan, planned_jobs, write_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +138,24 @@ def test_a_chain_cut_short_plans_only_the_runs_up_to_stage1(fresh, tmp_path):
     everything = planned_jobs("all", "--configfile", str(overlay), cwd=fresh)
     for jobs in (audit, everything):
         assert not {"verifier_pairs", "verifier_audit", "dpo2", "dpo3", "dpo4"} & set(jobs), jobs
+
+
+def test_an_eval_item_file_is_read_by_the_evaluations_alone(fresh, tmp_path):
+    """GSM8K's items as published (no ids) in another file: only evaluation jobs take it as an input. The verifier
+    rounds take no item file (their prompts' overlap with the items is refused at start-up, tests/reliability/
+    test_config_validation.py), so pointing a benchmark at another file reruns no verifier round and no training."""
+    shipped = fresh / "resources/sample/eval/gsm8k.jsonl"
+    published = tmp_path / "gsm8k_published.jsonl"
+    rows = [json.loads(line) for line in shipped.read_text().splitlines()]
+    published.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "id"}) + "\n" for row in rows))
+    overlay = tmp_path / "published.yaml"
+    overlay.write_text(f"scales:\n  embedded:\n    eval:\n      items:\n        gsm8k: {published}\n")
+    jobs = plan("soupF2_eval", "--configfile", str(overlay), cwd=fresh)
+    readers = {label for label, job in jobs.items() if any(published.name in path for path in job.inputs)}
+    assert readers and {label.split(":")[0] for label in readers} == {"evaluate"}, readers
+    rounds = [job for job in jobs.values() if job.rule == "verifier_pairs"]
+    assert len(rounds) == 3
+    assert not [path for job in rounds for path in job.inputs if "/eval/" in path or published.name in path]
 
 
 def test_the_default_target_is_all(fresh):

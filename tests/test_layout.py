@@ -119,3 +119,22 @@ def test_what_the_rule_files_import_needs_no_torch():
     env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_start_up_checks_import_no_torch():
+    """Building the lineage at start-up runs the checks that read files (lineage/workflow/checks.py: the source
+    formats, the verifier prompts against the eval items, whose find_overlap lives in lineage/data/verifier.py):
+    their deferred imports load without torch or transformers too."""
+    code = (
+        "import sys\nfrom pathlib import Path\nimport yaml\n"
+        "from lineage.canonical import numbers_by_schema\n"
+        "from lineage.workflow.runs import build_lineage\n"
+        "from lineage.workflow.schema import load_schema\n"
+        "schema = load_schema(Path('workflow/schemas/config.schema.yaml'))\n"
+        "lineage = build_lineage(numbers_by_schema(yaml.safe_load(Path('config.yaml').read_text()), schema))\n"
+        "assert lineage.verifier_rounds and 'lineage.data.verifier' in sys.modules\n"
+        "print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -49,6 +49,11 @@ SCRIPT_OF_RULE = {
 }
 REFERENCES = {f"dpo{n}_reference" for n in range(1, 5)}  # the chain's reference log-probs, one job per run
 SCRIPT_OF_KIND = {"base": "init_model.py", "sft": "train_sft.py", "dpo": "train_dpo.py", "soup": "soup.py"}
+# Every model the table shows or compares (base, sftw4: parents of its columns), one evaluation job each (embedded).
+EVALUATIONS = {
+    f"evaluate:{run}"
+    for run in ("base", "stage1_sft", "dpo1", "dpo2", "dpo3", "stage1", "sftw2", "sftw4", "sftwF", "soup24", "soupF2")
+}
 
 
 @pytest.fixture(scope="module")
@@ -361,42 +366,12 @@ def test_a_shard_with_other_bytes_is_named_damaged_and_its_run_planned_again(bui
         (
             "eval sizes",
             "scales:\n  embedded:\n    eval:\n      sizes:\n        ifeval: [16, 24, 30]\n",
-            {
-                f"evaluate:{run}"
-                for run in (
-                    "base",
-                    "stage1_sft",
-                    "dpo1",
-                    "dpo2",
-                    "dpo3",
-                    "stage1",
-                    "sftw2",
-                    "sftw4",
-                    "sftwF",
-                    "soup24",
-                    "soupF2",
-                )
-            },
+            EVALUATIONS,
         ),  # base, sftw4: parents the table compares
         (
             "the packed scoring budget",
             "scales:\n  embedded:\n    eval:\n      pack_tokens: 4096\n",
-            {
-                f"evaluate:{run}"
-                for run in (
-                    "base",
-                    "stage1_sft",
-                    "dpo1",
-                    "dpo2",
-                    "dpo3",
-                    "stage1",
-                    "sftw2",
-                    "sftw4",
-                    "sftwF",
-                    "soup24",
-                    "soupF2",
-                )
-            },
+            EVALUATIONS,
         ),  # one job per run scores and generates
         ("a dataset option", "datasets:\n  winners: {repeat: 2}\n", {"winner_rows:winners"}),
         ("a training recipe value", "runs:\n  sftw2:\n    lr: 6.0e-6\n", {"sftw2"}),
@@ -439,6 +414,21 @@ def test_a_shard_with_other_bytes_is_named_damaged_and_its_run_planned_again(bui
 def test_a_changed_value_reruns_its_jobs_and_their_descendants(built, dag, tmp_path, kind, change, seeds):
     planned = stale(TARGET, "--configfile", overlay(tmp_path, change), cwd=built)
     assert planned == downstream(seeds, dag), kind
+
+
+def test_a_benchmark_pointed_at_another_item_file_reruns_its_evaluations_and_the_tables(built, dag, tmp_path):
+    """GSM8K's items as published (no ids: others derived, so other parts) in another file, as a --configfile
+    overlay points at them: no verifier round reads the item files (the overlap with its prompts is refused at
+    start-up), so no round and no training reruns."""
+    shipped = (built / "resources/sample/eval/gsm8k.jsonl").read_text().splitlines()
+    published = tmp_path / "gsm8k.jsonl"
+    published.write_text(
+        "".join(json.dumps({k: v for k, v in json.loads(r).items() if k != "id"}) + "\n" for r in shipped)
+    )
+    change = overlay(tmp_path, f"scales:\n  embedded:\n    eval:\n      items:\n        gsm8k: {published}\n")
+    planned = stale(TARGET, "--configfile", change, cwd=built)
+    assert planned == downstream(EVALUATIONS, dag)
+    assert {job.split(":")[0] for job in planned} <= {"evaluate", "eval_column", "make_eval_table", "publish"}, planned
 
 
 @pytest.mark.parametrize(

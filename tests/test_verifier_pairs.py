@@ -11,7 +11,7 @@ from _eval_fixtures import make_checkpoint, write_items
 from workflow_helpers import REPO
 
 from lineage.checkpoint import load_model
-from lineage.data.verifier import build_pairs, find_overlap, normalize, verify
+from lineage.data.verifier import Overlap, build_pairs, find_overlap, normalize, verify
 from lineage.evaluation.generation import generate_sampled
 from lineage.evaluation.prompts import ChatRenderer
 from lineage.io import DataError, load_jsonl
@@ -93,11 +93,12 @@ def test_a_planted_eval_item_among_the_training_prompts_is_refused(tmp_path):
     assert find_overlap(prompts, evaluation) == []
     planted = dict(MATH, id="vm-planted", question="  TOM has 2 apples, and buys 3 more: how many apples?? ")
     assert normalize(planted["question"]) == normalize(load_jsonl(items["gsm8k"])[2]["question"])
-    assert find_overlap([*prompts, planted], evaluation) == [("vm-planted", str(items["gsm8k"]))]
+    assert find_overlap([*prompts, planted], evaluation) == [Overlap(len(prompts), str(items["gsm8k"]), 2)]
     file = tmp_path / "prompts.jsonl"
     file.write_text("".join(json.dumps(p) + "\n" for p in [*prompts, planted]))
-    with pytest.raises(DataError, match=r"1 training prompt\(s\) repeat evaluation items.*vm-planted"):
+    with pytest.raises(DataError, match=r"1 training prompt\(s\) repeat evaluation items.*vm-planted") as err:
         verifier_pairs.load_prompts(str(file), [str(items["gsm8k"]), str(items["ifeval"])])
+    assert f"{file}:{len(prompts) + 1} ('vm-planted') repeats {items['gsm8k']}:3" in str(err.value)
 
 
 def test_shipped_verifier_prompts_do_not_repeat_any_shipped_eval_item():

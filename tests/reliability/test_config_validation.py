@@ -13,6 +13,8 @@ from workflow_helpers import REPO, snakemake
 
 from lineage.canonical import numbers_by_schema
 from lineage.errors import EXIT_CODES
+from lineage.evaluation.items import item_id, load_items
+from lineage.io import load_jsonl
 from lineage.workflow.runs import ConfigError, build_lineage
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -224,6 +226,49 @@ def test_snakemake_refuses_a_lineage_error_with_its_reason_alone(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("config error: scales.embedded.export.path: 'no/such/export.jsonl' does not exist"), last
     assert 'File "' not in proc.stderr + proc.stdout
+
+
+def planted_prompts(tmp_path, question: str):
+    """The shipped verifier prompts and one more whose question is `question`: the file, and that prompt's line."""
+    shipped = (REPO / CONFIG["scales"]["embedded"]["verifier"]["prompts"]).read_text()
+    planted = {"id": "vm-planted", "type": "math", "question": question, "answer": "#### 5"}
+    path = tmp_path / "verifier_prompts.jsonl"
+    path.write_text(shipped + json.dumps(planted) + "\n")
+    return path, len(shipped.splitlines()) + 1
+
+
+def test_snakemake_refuses_a_verifier_prompt_that_repeats_an_eval_item_before_any_job(tmp_path):
+    """Checked at start-up (the item files are no input of the verifier rounds): one line naming the prompt's file
+    and row and the item's file and id, in the normalized text verifier_pairs.py compares (case, punctuation)."""
+    items = "resources/sample/eval/gsm8k.jsonl"
+    item = load_jsonl(REPO / items)[2]
+    prompts, line = planted_prompts(tmp_path, f"  {item['question'].upper()}?! ")
+    overlay = tmp_path / "planted.yaml"
+    overlay.write_text(f"scales:\n  embedded:\n    verifier:\n      prompts: {prompts}\n")
+    proc = snakemake("-n", "soupF2_eval", "--configfile", str(overlay), check=False)
+    assert proc.returncode == EXIT_CODES["ConfigError"], proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"config error: scales.embedded.verifier.prompts: {prompts}:{line} (prompt 'vm-planted') repeats item "
+        f"{item['id']!r} of {items} (row 3)"
+    ), last
+    assert last.endswith(f"remove the prompt from {prompts} or the item from {items}"), last
+    assert 'File "' not in proc.stderr + proc.stdout  # the reason alone, no stack of the workflow's files
+
+
+def test_a_repeated_item_published_without_an_id_is_named_by_the_id_its_evaluation_gives_it(tmp_path):
+    """GSM8K as published has no ids: the refusal names the one eval_model.py derives (lineage/evaluation/items.py)."""
+    rows = load_jsonl(REPO / "resources/sample/eval/gsm8k.jsonl")
+    published = tmp_path / "gsm8k.jsonl"
+    published.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "id"}) + "\n" for row in rows))
+    prompts, line = planted_prompts(tmp_path, rows[5]["question"])
+    config = mutated(
+        scales__embedded__verifier__prompts=str(prompts), scales__embedded__eval__items={"gsm8k": str(published)}
+    )
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    evaluated = item_id("gsm8k", load_items("gsm8k", published)[5])
+    assert f"{prompts}:{line} (prompt 'vm-planted') repeats item {evaluated!r} of {published} (row 6)" in str(err.value)
 
 
 @pytest.mark.parametrize("name", ["general_mix", "evaluate", "data", "sftwF_eval"])

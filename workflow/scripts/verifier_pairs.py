@@ -3,7 +3,8 @@
 One round of the Stage-1 recipe's verifier DPO: for every training-split prompt (GSM8K-style
 math, IFEval-style constraints) draw --samples answers, check each programmatically, pair a
 verified answer (chosen) with a failed one (rejected), and report the acceptance rate per
-prompt type. Refuses to start when a training prompt is also an evaluation item.
+prompt type. Refuses to start when a training prompt is also an item of an --eval-items file (the workflow
+checks its verifier prompts against the benchmarks' item files at start-up, before any job, and passes none).
 
 Launched on several processes (`accelerate launch --num_processes N`, one per GPU), every rank
 loads the whole model and samples every N-th batch; a prompt's draws depend on the seed and the
@@ -33,7 +34,7 @@ from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.replicas import Replicas, load_replica  # noqa: E402
-from lineage.io import DataError, load_jsonl, read_jsonl, write_json, write_jsonl  # noqa: E402
+from lineage.io import DataError, read_jsonl, write_json, write_jsonl  # noqa: E402
 from lineage.training import dist as tdist  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -44,7 +45,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="checkpoint that samples the answers")
     parser.add_argument("--round", required=True, help="name of the DPO run these pairs train (recorded in rows)")
     parser.add_argument("--prompts", required=True, help="training-split prompts (JSONL, see lineage/data/verifier.py)")
-    parser.add_argument("--eval-items", action="append", default=[], help="eval item files none may repeat")
+    parser.add_argument(
+        "--eval-items",
+        action="append",
+        default=[],
+        help="eval item files none may repeat (the workflow checks at start-up instead)",
+    )
     parser.add_argument("--samples", type=int, default=8, help="answers drawn per prompt")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--top-p", type=float, default=1.0)
@@ -66,19 +72,24 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def load_prompts(path: str, eval_files: list[str]) -> list[dict]:
-    """Every prompt checked for its fields, then against every eval item."""
-    items = []
-    for line, item in read_jsonl(path):
+    """Every prompt checked for its fields, then against every eval item (the workflow checks this at start-up,
+    lineage/workflow/checks.py, and passes no --eval-items; a run by hand gives them)."""
+    rows = list(read_jsonl(path))
+    for line, item in rows:
         check_prompt(item, f"{path}:{line}")
-        items.append(item)
-    overlap = find_overlap(items, {source: load_jsonl(source) for source in eval_files})
+    evaluation = {source: list(read_jsonl(source)) for source in eval_files}
+    overlap = find_overlap([item for _, item in rows], {s: [item for _, item in r] for s, r in evaluation.items()})
     if overlap:
-        shown = "; ".join(f"{prompt} = an item of {source}" for prompt, source in overlap[:5])
+        shown = "; ".join(
+            f"{path}:{line} ({item['id']!r}) repeats {o.source}:{evaluation[o.source][o.item][0]}"
+            for o in overlap[:5]
+            for line, item in [rows[o.prompt]]
+        )
         raise DataError(
             f"{path}: {len(overlap)} training prompt(s) repeat evaluation items (normalized text): {shown}. "
             "Verifier prompts must come from training splits only; remove them."
         )
-    return items
+    return [item for _, item in rows]
 
 
 def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: Replicas) -> tuple[list[dict], dict]:

@@ -5,7 +5,9 @@ training-split prompts of two kinds: GSM8K-style math (the final number must equ
 answer, extracted as lm-eval's GSM8K task does) and IFEval-style constraints (every
 instruction must pass the IFEval checker, strict). A prompt whose samples include both a
 verified and a failed answer gives pairs: verified = chosen, failed = rejected. Training
-prompts must never be evaluation items: `find_overlap` compares them by normalized text.
+prompts must never be evaluation items: `find_overlap` compares them by normalized text (the workflow at
+start-up, lineage/workflow/checks.py; verifier_pairs.py --eval-items when run by hand). It imports no torch:
+Snakemake's start-up reads it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from lineage.evaluation import metrics
 from lineage.evaluation.benchmarks import gsm8k as gsm8k_benchmark
@@ -120,14 +122,27 @@ def prompt_text(item: Mapping[str, Any]) -> str:
     return str(item.get("question") or item.get("prompt") or "")
 
 
+class Overlap(NamedTuple):
+    """A training prompt whose normalized text is an eval item's, by position in find_overlap's arguments (so a
+    caller names the rows it read them from)."""
+
+    prompt: int  # index into `train`
+    source: str  # key of `evaluation`
+    item: int  # index into evaluation[source]
+
+
 def find_overlap(
     train: Iterable[Mapping[str, Any]], evaluation: Mapping[str, Iterable[Mapping[str, Any]]]
-) -> list[tuple[str, str]]:
-    """(training prompt id, eval file) for every training prompt whose normalized text is an eval item's."""
-    seen: dict[str, str] = {}
+) -> list[Overlap]:
+    """Every training prompt whose normalized text is an eval item's, with the first such item."""
+    seen: dict[str, tuple[str, int]] = {}
     for source, items in evaluation.items():
-        for item in items:
+        for number, item in enumerate(items):
             for field in EVAL_TEXT_FIELDS:
                 if item.get(field):
-                    seen.setdefault(normalize(str(item[field])), source)
-    return [(str(item["id"]), seen[key]) for item in train if (key := normalize(prompt_text(item))) in seen]
+                    seen.setdefault(normalize(str(item[field])), (source, number))
+    return [
+        Overlap(position, *seen[key])
+        for position, item in enumerate(train)
+        if (key := normalize(prompt_text(item))) in seen
+    ]

@@ -1,7 +1,8 @@
 """What a JSON schema cannot check of config.yaml: the run graph (parents, kinds, cycles, one root
-per soup), the Stage-1 source, the table's columns, given paths, item counts and the general mix's
-supply. Each problem is a ConfigError that names the config key, raised before any job starts.
-`lineage` below is the typed lineage of lineage.workflow.runs (not imported: runs imports this)."""
+per soup), the Stage-1 source, the table's columns, given paths, item counts, the general mix's
+supply and verifier prompts that repeat an eval item. Each problem is a ConfigError that names the config
+key, raised before any job starts. `lineage` below is the typed lineage of lineage.workflow.runs (not
+imported: runs imports this)."""
 
 from __future__ import annotations
 
@@ -187,6 +188,7 @@ def check_paths(lineage, settings: Mapping[str, Any], base: Path) -> None:
     if settings["stage1"]["from"] != "external":
         check_source_formats(settings, base, scale)
     check_item_counts(lineage, base)
+    check_verifier_prompts(lineage, base)
 
 
 def check_item_counts(lineage, base: Path) -> None:
@@ -259,3 +261,55 @@ def check_source_formats(settings: Mapping[str, Any], base: Path, scale: str) ->
                 reader(first[1], f"{source}:{first[0]}")
             except DataError as error:
                 raise ConfigError(f"{key}: {error} (docs/formats.md lists the layouts read)") from None
+
+
+def check_verifier_prompts(lineage, base: Path) -> None:
+    """No verifier prompt repeats an item of a benchmark's item file (normalized text: find_overlap of
+    lineage/data/verifier.py, which verifier_pairs.py --eval-items runs by hand). Checked here, before any job,
+    so the item files are no input of the verifier rounds: pointing a benchmark at another file reruns its
+    evaluations, not the Stage-1 chain."""
+    if not lineage.verifier_rounds:
+        return
+    from lineage.data.verifier import find_overlap
+    from lineage.io import read_jsonl, read_rows
+
+    scale, prompts_file = lineage.scale, lineage.verifier.prompts
+    item_files = {p.benchmark: p.items for p in lineage.eval.parts if p.sizes}
+    prompts = _read_or_refuse(read_jsonl, base / prompts_file, f"scales.{scale}.verifier.prompts")
+    evaluation = {
+        name: _read_or_refuse(read_rows, base / path, f"the {name} items") for name, path in item_files.items()
+    }
+    overlap = find_overlap(
+        [row for _, row in prompts], {name: [row for _, row in rows] for name, rows in evaluation.items()}
+    )
+    if not overlap:
+        return
+    first = overlap[0]
+    line, prompt = prompts[first.prompt]
+    row, item = evaluation[first.source][first.item]
+    items_file = item_files[first.source]
+    more = f", and {len(overlap) - 1} more" if len(overlap) > 1 else ""
+    raise ConfigError(
+        f"scales.{scale}.verifier.prompts: {prompts_file}:{line} (prompt {prompt.get('id')!r}) repeats item "
+        f"{_item_id(first.source, item)!r} of {items_file} (row {row}) in normalized text{more}; a verifier round "
+        f"must not train on an evaluation item: remove the prompt from {prompts_file} or the item from {items_file}"
+    )
+
+
+def _read_or_refuse(reader, path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every (row, object) of a file, or a ConfigError naming what it is and its bad row."""
+    from lineage.io import DataError
+
+    try:
+        return list(reader(path))
+    except DataError as error:
+        raise ConfigError(f"{what}: {error}") from None
+
+
+def _item_id(benchmark: str, item: Mapping[str, Any]) -> str:
+    """The id the evaluation gives the item: its own, or the one derived from its content (the first of identical
+    items is the one find_overlap names, so it is numbered as no repeat)."""
+    from lineage.evaluation.items import derived_id
+
+    bench = BENCHMARKS[benchmark]
+    return bench.item_id(item) if item.get(bench.id_field) not in (None, "") else derived_id(bench, item, 0)
