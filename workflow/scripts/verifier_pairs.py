@@ -126,6 +126,11 @@ def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: R
         cache=args.cache,
         ranks=replicas.world,
         eval_files_checked=args.eval_items,
+        eval_overlap=(
+            "checked here (--eval-items)"
+            if args.eval_items
+            else "not checked in this job: the workflow refuses an overlap at start-up (check_verifier_prompts)"
+        ),
     )
     if not rows:
         raise DataError(
