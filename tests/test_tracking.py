@@ -174,6 +174,48 @@ def test_packed_validation_on_the_gpu_scale_s_path(tmp_path):
     assert all(0 < r["val_loss"] < 20 for r in validated if "val_loss" in r)
 
 
+def _packed_dpo_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:
+    """Packed DPO with and without validation on held-out pairs: (metrics, metrics, weights, weights)."""
+    import reference_logprobs
+    from _training_fixtures import weights
+
+    paths = build_base(root, family=family)
+    held = write_jsonl(root / "holdout_pairs.jsonl", preference_rows(5, seed=9))
+    scored = root / "reference.jsonl"
+    flags = ["--init", str(paths["base"]), "--max-length", "256", "--device", device, "--out", str(scored)]
+    reference_logprobs.main(reference_logprobs.parse_args(flags + ["--data", str(paths["pairs"]), "--data", str(held)]))
+    common = dict(steps=4, lr=1e-2, beta=0.5, reference_logprobs=scored, packing=True, pack_tokens=1024, device=device)
+    common |= speed
+    run_in_process("train_dpo", train_args(paths["base"], paths["pairs"], root / "plain", **common))
+    validated = dict(common, validation=held, validate_every=2)
+    run_in_process("train_dpo", train_args(paths["base"], paths["pairs"], root / "validated", **validated))
+    return (
+        metrics(root / "plain.metrics.jsonl"),
+        metrics(root / "validated.metrics.jsonl"),
+        weights(root / "plain"),
+        weights(root / "validated"),
+    )
+
+
+def test_packed_dpo_validation_changes_no_weight(tmp_path):
+    """Pairs packed as the GPU scale's DPO packs them (a Llama on CPU): the validation pass changes nothing."""
+    plain, validated, before, after = _packed_dpo_runs(tmp_path, "llama", "cpu")
+    assert [r["loss"] for r in plain] == [r["loss"] for r in validated]
+    assert [r.get("val_margin") is not None for r in validated] == [False, True, False, True]
+    assert all(before[name].equal(after[name]) for name in before)
+
+
+@pytest.mark.skipif(_no_gpu_kernels(), reason="needs a CUDA GPU and the Mamba-2 kernels")
+def test_packed_dpo_validation_on_the_gpu_scale_s_path(tmp_path):
+    """DPO as the gpu scale runs it (Mamba-2 kernels, varlen attention, compiled blocks, the chunked head loss's
+    log-probs, bf16), validating on held-out pairs: the training steps as without, a finite val_loss."""
+    speed = dict(precision="bf16", compile=True, fused_loss="inplace_chunked", packed_attention="varlen")
+    plain, validated, before, after = _packed_dpo_runs(tmp_path, "nemotron_h", "cuda", **speed)
+    assert [r["loss"] for r in plain] == pytest.approx([r["loss"] for r in validated], rel=1e-3)
+    assert [r.get("val_loss") is not None for r in validated] == [False, True, False, True]
+    assert all(0 < r["val_loss"] < 5 and -50 < r["val_margin"] < 50 for r in validated if "val_loss" in r)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("wandb") is None, reason="wandb is not installed (pip install wandb)")
 def test_a_named_wandb_tracker_keeps_an_offline_run(base, tmp_path, monkeypatch):
     """WANDB_MODE=offline: the run is written under <tracking dir>/wandb for `wandb sync`, nothing is sent."""
