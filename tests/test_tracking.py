@@ -129,22 +129,28 @@ def test_dpo_validation_scores_the_held_out_pairs_against_their_reference_and_ch
         dpo("unscored", scored=only_training, **validated)
 
 
-def _packed_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:
-    """Packed training with and without packed validation: (metrics, metrics, weights, weights)."""
+def _with_and_without(script: str, base, data, root, common: dict, validated: dict):
+    """`script` trained twice from `base` on `data`, the second time with `validated` added: (metrics, metrics,
+    weights, weights)."""
     from _training_fixtures import weights
 
-    paths = build_base(root, family=family)
-    holdout = write_jsonl(root / "holdout.jsonl", holdout_battles(7))
-    common = dict(steps=4, packing=True, pack_tokens=512, device=device, **speed)
-    run_in_process("train_sft", train_args(paths["base"], paths["sft"], root / "plain", **common))
-    validated = dict(common, validation=holdout, validate_every=2, report_to="tensorboard", tracking_dir=root / "tb")
-    run_in_process("train_sft", train_args(paths["base"], paths["sft"], root / "validated", **validated))
+    run_in_process(script, train_args(base, data, root / "plain", **common))
+    run_in_process(script, train_args(base, data, root / "validated", **common, **validated))
     return (
         metrics(root / "plain.metrics.jsonl"),
         metrics(root / "validated.metrics.jsonl"),
         weights(root / "plain"),
         weights(root / "validated"),
     )
+
+
+def _packed_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:
+    """Packed training with and without packed validation: (metrics, metrics, weights, weights)."""
+    paths = build_base(root, family=family)
+    holdout = write_jsonl(root / "holdout.jsonl", holdout_battles(7))
+    common = dict(steps=4, packing=True, pack_tokens=512, device=device, **speed)
+    validated = dict(validation=holdout, validate_every=2, report_to="tensorboard", tracking_dir=root / "tb")
+    return _with_and_without("train_sft", paths["base"], paths["sft"], root, common, validated)
 
 
 def test_packed_validation_changes_no_weight(tmp_path):
@@ -177,7 +183,6 @@ def test_packed_validation_on_the_gpu_scale_s_path(tmp_path):
 def _packed_dpo_runs(root, family: str, device: str, **speed) -> tuple[list[dict], list[dict], dict, dict]:
     """Packed DPO with and without validation on held-out pairs: (metrics, metrics, weights, weights)."""
     import reference_logprobs
-    from _training_fixtures import weights
 
     paths = build_base(root, family=family)
     held = write_jsonl(root / "holdout_pairs.jsonl", preference_rows(5, seed=9))
@@ -186,14 +191,8 @@ def _packed_dpo_runs(root, family: str, device: str, **speed) -> tuple[list[dict
     reference_logprobs.main(reference_logprobs.parse_args(flags + ["--data", str(paths["pairs"]), "--data", str(held)]))
     common = dict(steps=4, lr=1e-2, beta=0.5, reference_logprobs=scored, packing=True, pack_tokens=1024, device=device)
     common |= speed
-    run_in_process("train_dpo", train_args(paths["base"], paths["pairs"], root / "plain", **common))
-    validated = dict(common, validation=held, validate_every=2)
-    run_in_process("train_dpo", train_args(paths["base"], paths["pairs"], root / "validated", **validated))
-    return (
-        metrics(root / "plain.metrics.jsonl"),
-        metrics(root / "validated.metrics.jsonl"),
-        weights(root / "plain"),
-        weights(root / "validated"),
+    return _with_and_without(
+        "train_dpo", paths["base"], paths["pairs"], root, common, dict(validation=held, validate_every=2)
     )
 
 

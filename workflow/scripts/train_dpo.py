@@ -88,15 +88,7 @@ def prepare_data(
     data = load_rows(options.data, required=PAIR_FIELDS)
     if data.summary():
         tdist.print0(f"data: {data.summary()}")
-    pairs, summary_line, dropped = tokenize_pairs(
-        tokenizer,
-        data.rows,
-        bundle.system_prompt,
-        recipe.max_length,
-        recipe.truncation,
-        data.where,
-        control_tokens([options.init]),  # as reference_logprobs.py: both keep the same pairs
-    )
+    pairs, summary_line, dropped = pairs_of(data, options, recipe, tokenizer, bundle)
     tdist.print0(f"data: {summary_line}")
     if not pairs:
         raise DataError(
@@ -123,21 +115,22 @@ def prepare_data(
     return step_data, dropped, data.records, reference, validation
 
 
+def pairs_of(data, options: JobOptions, recipe: DpoRecipe, tokenizer, bundle):
+    """(pairs, summary line, drops) of loaded rows, tokenized and screened as reference_logprobs.py does (both must
+    keep the same pairs for the keys to meet)."""
+    screen = control_tokens([options.init])
+    return tokenize_pairs(
+        tokenizer, data.rows, bundle.system_prompt, recipe.max_length, recipe.truncation, data.where, screen
+    )
+
+
 def prepare_validation(options: JobOptions, recipe: DpoRecipe, env, plan: BatchPlan, tokenizer, bundle, table, trained):
     """This rank's share of the --validation pairs as StepData (None without --validate-every), tokenized as the
     training pairs are, with their reference log-probs from the same file; says how many of them also train."""
     if options.validation is None or not options.validate_every:
         return None
     data = load_rows([options.validation], required=PAIR_FIELDS)
-    pairs, summary_line, _ = tokenize_pairs(
-        tokenizer,
-        data.rows,
-        bundle.system_prompt,
-        recipe.max_length,
-        recipe.truncation,
-        data.where,
-        control_tokens([options.init]),
-    )
+    pairs, summary_line, _ = pairs_of(data, options, recipe, tokenizer, bundle)
     if not pairs:
         raise DataError(f"{options.validation}: no pair to validate on ({summary_line})")
     reference_file = options.extras["reference_logprobs"]
