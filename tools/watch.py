@@ -205,14 +205,17 @@ def main(argv=None) -> int:
     parser.add_argument("--once", action="store_true", help="one report, then exit")
     args = parser.parse_args(argv)
     workdir = args.dir.resolve()
+    finished_runs: dict[Path, Run] = {}  # earlier runs' logs no longer change: each is read once
     while True:
         path = newest_log(workdir)
         if path is None:
             print(f"no Snakemake log under {workdir / '.snakemake' / 'log'}: nothing has run here yet", file=sys.stderr)
             return 1
         run = read_run(path)
-        earlier = [read_run(p) for p in sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log")) if p != path]
-        print(report(workdir, run, history=durations(earlier)), flush=True)
+        for earlier in (workdir / ".snakemake" / "log").glob("*.snakemake.log"):
+            if earlier != path and earlier not in finished_runs:
+                finished_runs[earlier] = read_run(earlier)
+        print(report(workdir, run, history=durations(finished_runs.values())), flush=True)
         stopped = not run.running and any(job.failed for job in run.jobs.values())
         if args.once or run.ended or stopped:
             return 0
