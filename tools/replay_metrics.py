@@ -21,8 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-from lineage.training.loop import tracked  # noqa: E402
-from lineage.training.tracking import Trackers, hyperparameters, tracker_names  # noqa: E402
+from lineage.training.tracking import Trackers, hyperparameters, tracked, tracker_names  # noqa: E402
 
 
 def replay(run: str, scale: str, names: tuple[str, ...], root: Path = REPO) -> int:

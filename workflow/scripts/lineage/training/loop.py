@@ -42,7 +42,7 @@ from lineage.training.state import (
     save_state,
     state_name,
 )
-from lineage.training.tracking import Trackers, hyperparameters
+from lineage.training.tracking import Trackers, hyperparameters, tracked
 from lineage.training.validation import due, validation_metrics
 
 
@@ -324,19 +324,6 @@ def _train(
     if saver is not None:
         saver.wait()
     return {**totals, "resumed_from": str(resumed) if resumed else None, "start_step": start}
-
-
-def tracked(record: dict[str, Any]) -> dict[str, Any]:
-    """A metrics.jsonl record as tracker scalars, in TRL's names: `eval/loss` for the validation loss,
-    `train/<name>` for the rest."""
-    out = {}
-    for key, value in record.items():
-        if key == "step" or not isinstance(value, (int, float)):
-            continue
-        out["eval/loss" if key == "val_loss" else f"eval/{key[4:]}" if key.startswith("val_") else f"train/{key}"] = (
-            value
-        )
-    return out
 
 
 @contextlib.contextmanager

@@ -148,6 +148,19 @@ def hyperparameters(recipe) -> dict[str, Any]:
     return {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in values.items()}
 
 
+def tracked(record: dict[str, Any]) -> dict[str, Any]:
+    """A metrics.jsonl record as tracker scalars, in TRL's names: `eval/loss` for the validation loss,
+    `train/<name>` for the rest."""
+    out = {}
+    for key, value in record.items():
+        if key == "step" or not isinstance(value, (int, float)):
+            continue
+        out["eval/loss" if key == "val_loss" else f"eval/{key[4:]}" if key.startswith("val_") else f"train/{key}"] = (
+            value
+        )
+    return out
+
+
 class Trackers:
     """The trackers of one run on rank 0 (an instance with none does nothing: the other ranks hold one)."""
 
