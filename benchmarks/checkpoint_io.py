@@ -7,7 +7,7 @@ runs as its own process (so peak host RSS is its own), on the device of the laun
 
   rank0-load     rank 0 reads the whole checkpoint in fp32 and broadcasts it (set_model_state_dict,
                  broadcast_from_rank0); internal layout only: the former path refused the Hub's
-  ranks-load     every rank reads only its rows (lineage.training.checkpoint_io.load_into)
+  ranks-load     every rank reads only its rows (lineage.checkpoints.distributed.load_into)
   ranks-load-hub the same from the Hub's layout
   rank0-save     the full state gathered to rank 0 (cpu_offload), written by save_checkpoint
   ranks-save     every rank writes its rows, the files hashed by all ranks (save_from), Hub layout
@@ -52,7 +52,7 @@ def write_checkpoints(args) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from lineage.checkpoint import save_checkpoint
+    from lineage.checkpoints.directory import save_checkpoint
     from lineage.modeling import build_config
 
     token_ids = types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0)
@@ -79,11 +79,12 @@ def run_phase(args) -> None:
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from lineage.checkpoint import save_checkpoint
-    from lineage.shards import iter_shard_tensors, shard_files
+    from lineage.checkpoints.directory import save_checkpoint
+    from lineage.checkpoints.load import tied_aliases
+    from lineage.checkpoints.read import iter_shard_tensors, shard_files
     from lineage.training import checkpoint_io
     from lineage.training.dist import barrier, close, init_distributed
-    from lineage.training.fsdp import load_sharded_model, shard, tied_aliases
+    from lineage.training.fsdp import load_sharded_model, shard
 
     env = init_distributed("auto")
     source = args.workdir / ("hub" if args.phase == "ranks-load-hub" else "native")

@@ -23,7 +23,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-from lineage.checkpoint import load_model  # noqa: E402
+from lineage.checkpoints.load import load_model  # noqa: E402
 from lineage.evaluation.benchmarks import BENCHMARKS  # noqa: E402
 from lineage.evaluation.items import load_items  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402

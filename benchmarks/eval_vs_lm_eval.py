@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from cuda_timing import wall as timed  # noqa: E402
 from eval import DTYPES, add_run_arguments, row, top2_gap  # noqa: E402  (benchmarks/eval.py)
 
-from lineage.checkpoint import load_model  # noqa: E402
+from lineage.checkpoints.load import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402

@@ -83,8 +83,8 @@ def make_parents(directory: Path, config, shard_bytes: int) -> list[Path]:
     import torch
     from transformers import LlamaForCausalLM
 
-    from lineage.checkpoint import lineage_record, write_lineage
-    from lineage.shards import ShardWriter
+    from lineage.checkpoints.directory import lineage_record, write_lineage
+    from lineage.checkpoints.write import ShardWriter
 
     with torch.device("meta"):
         shapes = {name: tuple(t.shape) for name, t in LlamaForCausalLM(config).state_dict().items()}

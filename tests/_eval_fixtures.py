@@ -49,7 +49,7 @@ def make_checkpoint(directory: Path, *, seed: int = 0, run: str = "pico", arch: 
     """Write a random-init pico checkpoint to `directory` and return it."""
     from transformers import AutoModelForCausalLM, LlamaConfig
 
-    from lineage.checkpoint import lineage_record, save_checkpoint
+    from lineage.checkpoints.directory import lineage_record, save_checkpoint
 
     src = directory.parent / f".{directory.name}-companions"
     src.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import torch
 
-from lineage.training import checkpoint_io, fsdp
+from lineage.checkpoints import distributed as checkpoint_io
+from lineage.checkpoints.load import tied_aliases
+from lineage.training import fsdp
 from lineage.training.dist import close, init_distributed
 
 
@@ -60,7 +62,7 @@ def main() -> None:
             companions_from=args.init,
             lineage={"run": args.out.name, "kind": "roundtrip", "root": {"run": "base"}},
             dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype],
-            skip=list(fsdp.tied_aliases(model)),
+            skip=list(tied_aliases(model)),
             max_shard_bytes=args.max_shard_bytes,
         )
     finally:

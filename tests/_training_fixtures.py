@@ -223,6 +223,6 @@ def losses(path: Path) -> list[float]:
 
 def weights(directory: Path) -> dict:
     """All tensors of a checkpoint (through the shared shard reader)."""
-    from lineage.shards import iter_shard_tensors, shard_files
+    from lineage.checkpoints.read import iter_shard_tensors, shard_files
 
     return {name: t for f in shard_files(directory) for name, t in iter_shard_tensors(directory / f)}

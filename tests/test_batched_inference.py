@@ -11,7 +11,7 @@ import pytest
 import torch
 from _eval_fixtures import make_checkpoint
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.evaluation.generation import Generation, generate_greedy, naive_generate, sequential_generate
 from lineage.evaluation.scoring import choice_logprobs, loglikelihood, naive_loglikelihood
 

@@ -9,7 +9,7 @@ import init_model
 from _training_fixtures import REPO, chat_rows, one_thread, write_jsonl
 from transformers import AutoConfig, AutoTokenizer
 
-from lineage.checkpoint import verify_checkpoint
+from lineage.checkpoints.verify import verify_checkpoint
 
 BUNDLE = REPO / "resources" / "bundle"
 

@@ -32,20 +32,12 @@ from _training_fixtures import (
 from safetensors import safe_open
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from lineage.checkpoint import (
-    BUNDLE_FILES,
-    LINEAGE_NAME,
-    TOKENIZER_FILES,
-    copy_companion_files,
-    read_lineage,
-    save_checkpoint,
-    verify_checkpoint,
-    write_lineage,
-)
-from lineage.layouts import LayoutError, resolve_layout
-from lineage.shards import INDEX_NAME, shard_files, stored_nbytes
+from lineage.checkpoints.directory import copy_companion_files, read_lineage, save_checkpoint, write_lineage
+from lineage.checkpoints.format import BUNDLE_FILES, INDEX_NAME, LINEAGE_NAME, TOKENIZER_FILES, stored_nbytes
+from lineage.checkpoints.layouts import LayoutError, resolve_layout
+from lineage.checkpoints.read import checkpoint_shapes, shard_files
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.soup.stream import make_soup
-from lineage.training.checkpoint_io import checkpoint_shapes
 
 HELPER = REPO / "tests" / "_save_roundtrip.py"
 
@@ -260,7 +252,7 @@ def _two_shards(directory: Path, index_names: dict[str, str]) -> Path:
 
 
 def test_an_index_naming_a_tensor_its_shard_lacks_is_refused_naming_both(tmp_path):
-    from lineage.shards import CheckpointError
+    from lineage.checkpoints.format import CheckpointError
     from lineage.soup.checks import read_layout
 
     bad = _two_shards(tmp_path / "bad", {"x": "a.safetensors", "y": "a.safetensors", "z": "a.safetensors"})
@@ -271,7 +263,7 @@ def test_an_index_naming_a_tensor_its_shard_lacks_is_refused_naming_both(tmp_pat
 
 def test_a_tensor_the_index_does_not_list_is_ignored_by_loading_and_refused_by_a_soup(tmp_path):
     """transformers loads by the index; a soup would drop the unlisted tensor silently, so it says so."""
-    from lineage.shards import CheckpointError
+    from lineage.checkpoints.format import CheckpointError
     from lineage.soup.checks import read_layout
 
     partial = _two_shards(tmp_path / "partial", {"x": "a.safetensors", "z": "b.safetensors"})

@@ -10,7 +10,7 @@ import torch
 from _training_fixtures import build_base, one_thread, run_in_process, train_args, weights
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-from lineage.checkpoint import verify_checkpoint
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.training.dist import close, init_distributed
 from lineage.training.fsdp import load_sharded_model
 

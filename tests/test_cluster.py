@@ -11,7 +11,8 @@ import pytest
 import yaml
 from workflow_helpers import write_checkpoint
 
-from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb, launch_command
+from lineage.checkpoints.read import checkpoint_params
+from lineage.workflow.cluster import Resources, host_memory_mb, launch_command
 from lineage.workflow.runs import ConfigError, build_lineage
 
 REPO = Path(__file__).resolve().parents[1]

@@ -79,7 +79,7 @@ def test_paths_are_spelled_under_the_root_as_given():
         ),
         (
             "soup.py",
-            {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/shards.py"},
+            {"lineage/soup/methods.py", "lineage/soup/stream.py", "lineage/checkpoints/write.py"},
             {"lineage/training/loop.py", "lineage/evaluation/table.py"},
         ),
         ("clean_battles.py", {"lineage/data/citations.py"}, {"lineage/data/dedup.py", "lineage/training/loop.py"}),

@@ -10,7 +10,7 @@ import pytest
 from workflow_helpers import REPO
 
 import lineage.workflow.digests as digests
-from lineage.checkpoint import write_lineage
+from lineage.checkpoints.directory import write_lineage
 from lineage.workflow.digests import (
     DigestCache,
     check_companions,

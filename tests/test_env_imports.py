@@ -224,4 +224,6 @@ def test_the_scan_sees_imports_as_python_runs_them():
     assert {"torch", "transformers", "safetensors", "numpy"} <= set(sft.at_start)
     assert {"liger_kernel", "mamba_ssm"} <= set(sft.on_demand) and "liger_kernel" not in sft.at_start
     digest = script_imports("digest_artifact.py")
-    assert "torch" not in digest.at_start and "ml_dtypes" in digest.at_start  # lineage.shards reads bf16 headers
+    assert (
+        "torch" not in digest.at_start and "ml_dtypes" in digest.at_start
+    )  # lineage.checkpoints.format reads bf16 headers

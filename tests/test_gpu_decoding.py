@@ -18,7 +18,7 @@ import pytest
 import torch
 from _eval_fixtures import make_checkpoint
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.evaluation.continuous_decoding import ContinuousDecoder
 from lineage.evaluation.generation import generate_greedy, left_padded
 from lineage.evaluation.graph_decoding import GraphDecoder

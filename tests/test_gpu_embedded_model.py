@@ -18,7 +18,7 @@ import torch
 from _training_fixtures import REPO, SCRIPTS, build_base, run_in_process, train_args
 from transformers import AutoModelForCausalLM
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.modeling import KernelShapeError
 from lineage.training.packing import missing_mamba_kernels
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from _eval_fixtures import make_checkpoint
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.evaluation.generation import generate_greedy, left_padded, naive_generate
 from lineage.evaluation.graph_decoding import GraphDecoder, unsupported_reason
 

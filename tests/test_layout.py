@@ -11,7 +11,7 @@ import pytest
 from workflow_helpers import REPO
 
 PACKAGE = REPO / "workflow" / "scripts" / "lineage"
-LAYERS = ("data", "training", "soup", "evaluation", "workflow")
+LAYERS = ("checkpoints", "data", "training", "soup", "evaluation", "workflow")
 
 
 def module_name(path: Path) -> str:

@@ -16,7 +16,7 @@ import yaml
 from _eval_fixtures import make_checkpoint
 from _ifeval_cases import CASES, LOOSE_ONLY, item
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.evaluation import ifeval, metrics
 from lineage.evaluation.benchmarks import mmlu
 from lineage.evaluation.benchmarks.mmlu import LETTERS

@@ -9,7 +9,7 @@ import pytest
 import torch
 from _eval_fixtures import make_checkpoint, random_requests
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.evaluation.packed_scoring import (
     PAD_MULTIPLE,
     build_pack,

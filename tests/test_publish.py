@@ -15,8 +15,8 @@ from huggingface_hub.repocard_data import eval_results_to_model_index, model_ind
 from transformers import AutoConfig
 
 from lineage.chat import load_bundle
-from lineage.checkpoint import verify_checkpoint
-from lineage.shards import shard_files
+from lineage.checkpoints.read import shard_files
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.workflow.runs import build_lineage
 
 REPO = Path(__file__).resolve().parents[1]

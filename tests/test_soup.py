@@ -27,26 +27,19 @@ from safetensors.torch import save_file
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from lineage.checkpoint import (
+from lineage.checkpoints.directory import (
     init_root,
     lineage_record,
     parent_entry,
     read_lineage,
     save_checkpoint,
-    verify_checkpoint,
     write_lineage,
 )
+from lineage.checkpoints.format import CheckpointError, shown_dtype
+from lineage.checkpoints.read import iter_shard_tensors, shard_files
+from lineage.checkpoints.verify import StreamingVerifier, verify_checkpoint
+from lineage.checkpoints.write import ShardWriter, _ShardStream, write_safetensors
 from lineage.io import sha256_file
-from lineage.shards import (
-    CheckpointError,
-    ShardWriter,
-    StreamingVerifier,
-    _ShardStream,
-    iter_shard_tensors,
-    shard_files,
-    shown_dtype,
-    write_safetensors,
-)
 from lineage.soup import methods
 from lineage.soup.checks import SoupError, read_layout, trace_root
 from lineage.soup.stream import make_soup

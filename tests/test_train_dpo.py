@@ -14,7 +14,8 @@ import pytest
 import reference_logprobs
 from _training_fixtures import build_base, metrics, run_in_process, train_args, weights, write_jsonl
 
-from lineage.checkpoint import init_root, verify_checkpoint
+from lineage.checkpoints.directory import init_root
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.io import DataError, sha256_file
 from lineage.training.python_gc import CollectionTimer
 

@@ -13,7 +13,8 @@ import pytest
 import torch
 from _training_fixtures import build_base, launch, launch_async, losses, metrics, run_in_process, train_args, weights
 
-from lineage.checkpoint import init_root, verify_checkpoint
+from lineage.checkpoints.directory import init_root
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.errors import exit_code
 from lineage.io import sha256_file
 from lineage.training import job

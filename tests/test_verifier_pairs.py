@@ -10,7 +10,7 @@ import verifier_pairs
 from _eval_fixtures import make_checkpoint, write_items
 from workflow_helpers import REPO
 
-from lineage.checkpoint import load_model
+from lineage.checkpoints.load import load_model
 from lineage.data.verifier import Overlap, build_pairs, find_overlap, normalize, verify
 from lineage.evaluation.generation import generate_sampled
 from lineage.evaluation.prompts import ChatRenderer

@@ -17,7 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
-from lineage.checkpoint import BUNDLE_FILES, TOKENIZER_FILES, copy_companion_files  # noqa: E402
+from lineage.checkpoints.directory import copy_companion_files  # noqa: E402
+from lineage.checkpoints.format import BUNDLE_FILES, TOKENIZER_FILES  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -175,7 +175,7 @@ def test_a_row_too_long_to_train_is_named_in_lineage_json_and_the_lineage_table(
     import lineage_table
     from _training_fixtures import build_base, run_in_process, train_args
 
-    from lineage.checkpoint import read_lineage
+    from lineage.checkpoints.directory import read_lineage
 
     (tmp_path / "base").mkdir()
     base = build_base(tmp_path / "base", family="llama")

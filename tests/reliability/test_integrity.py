@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from _training_fixtures import build_base, run_in_process, train_args
 
-from lineage.checkpoint import LINEAGE_NAME, load_model, verify_checkpoint
-from lineage.shards import CheckpointError, shard_files
+from lineage.checkpoints.format import LINEAGE_NAME, CheckpointError
+from lineage.checkpoints.load import load_model
+from lineage.checkpoints.read import shard_files
+from lineage.checkpoints.verify import verify_checkpoint
 from lineage.soup.stream import make_soup
 
 

@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from workflow_helpers import REPO
 
-from lineage.checkpoint import load_model, read_lineage, write_lineage
+from lineage.checkpoints.directory import read_lineage, write_lineage
+from lineage.checkpoints.format import CheckpointError
+from lineage.checkpoints.load import load_model
 from lineage.data.battles import validate_battle
 from lineage.data.export import read_export
 from lineage.io import DataError
-from lineage.shards import CheckpointError
 from lineage.soup.stream import make_soup
 
 SAMPLES = {

@@ -29,14 +29,15 @@ from pathlib import Path
 
 import torch
 
-from lineage.checkpoint import read_lineage
+from lineage.checkpoints.directory import read_lineage
+from lineage.checkpoints.distributed import load_replica
 from lineage.errors import run_cli
 from lineage.evaluation.benchmarks import BENCHMARKS
 from lineage.evaluation.generation import CACHES
 from lineage.evaluation.items import load_items, select_items
 from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
-from lineage.evaluation.replicas import Replicas, load_replica
+from lineage.evaluation.replicas import Replicas
 from lineage.evaluation.tasks import RunOptions
 from lineage.io import write_json, write_jsonl
 from lineage.training import dist as tdist

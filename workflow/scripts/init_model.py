@@ -19,9 +19,10 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lineage.checkpoint import lineage_record, save_checkpoint
+from lineage.checkpoints.directory import lineage_record, save_checkpoint
+from lineage.checkpoints.load import tied_aliases
 from lineage.errors import run_cli
-from lineage.modeling import SHAPES, build_config, count_params, state_fingerprint, tied_duplicates
+from lineage.modeling import SHAPES, build_config, count_params, state_fingerprint
 
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -55,7 +56,7 @@ def main(args) -> int:
     config = build_config(args.family, args.size, tokenizer, args.vocab_size)
     torch.manual_seed(args.seed)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    skip = tied_duplicates(model)
+    skip = set(tied_aliases(model))
     state = {
         k: v.to(DTYPES[args.dtype]) if v.is_floating_point() else v
         for k, v in model.state_dict().items()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lineage.checkpoint import read_lineage
+from lineage.checkpoints.directory import read_lineage
 from lineage.errors import run_cli
 from lineage.io import write_text
 

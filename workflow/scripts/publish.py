@@ -2,7 +2,7 @@
 
 The checkpoint's files (hard links where the filesystem allows: no second copy of the weights),
 without workflow files (.snakemake_timestamp); the weights in the names and shapes their model type is published in
-(what save_pretrained writes, lineage/published_layout.py: rewritten where the lineage trained in transformers'
+(what save_pretrained writes, lineage/checkpoints/published.py: rewritten where the lineage trained in transformers'
 internal layout, linked where it is already the published one); config.json naming its architecture (what
 AutoConfig and the Hub's widgets read); system_prompt.txt exactly as training used it (stripped);
 README.md, the model card (lineage/evaluation/card.py); lineage.json re-recorded for these files,
@@ -25,12 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lineage.chat import SYSTEM_PROMPT_FILE, load_bundle  # noqa: E402
-from lineage.checkpoint import CONFIG_NAME, LINEAGE_NAME, verify_checkpoint, write_lineage  # noqa: E402
+from lineage.checkpoints.directory import write_lineage  # noqa: E402
+from lineage.checkpoints.format import CONFIG_NAME, LINEAGE_NAME  # noqa: E402
+from lineage.checkpoints.published import needs_rewrite, write_published  # noqa: E402
+from lineage.checkpoints.verify import verify_checkpoint  # noqa: E402
 from lineage.cli import json_object  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.card import card_text  # noqa: E402
 from lineage.io import DataError, atomic_path  # noqa: E402
-from lineage.published_layout import needs_rewrite, write_published  # noqa: E402
 
 CARD_NAME = "README.md"
 REWRITTEN = (CONFIG_NAME, SYSTEM_PROMPT_FILE, CARD_NAME)

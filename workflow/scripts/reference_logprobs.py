@@ -32,7 +32,8 @@ import torch
 from transformers import AutoTokenizer
 
 from lineage.chat import TRUNCATION_MODES, load_bundle
-from lineage.checkpoint import load_model, read_lineage
+from lineage.checkpoints.directory import read_lineage
+from lineage.checkpoints.distributed import load_replica
 from lineage.errors import run_cli
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
@@ -109,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
         distinct = list({pair.key: pair for pair in reversed(pairs)}.values())[::-1]  # first occurrence of each
         mine = distinct[env.rank :: env.world_size]
 
-        model = load_model(args.init, dtype=DTYPES[args.dtype], device=env.device).eval()  # verifies every file
+        model = load_replica(args.init, env, dtype=DTYPES[args.dtype])  # the ranks split the hashing
         requests = [scoring_request(side) for pair in mine for side in (pair.chosen, pair.rejected)]
         scoring_started = time.perf_counter()
         logprobs, method = score(model, requests, args, tokenizer.pad_token_id)

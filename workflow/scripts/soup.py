@@ -18,8 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+from lineage.checkpoints.format import CheckpointError
 from lineage.errors import exit_code, run_cli
-from lineage.shards import CheckpointError
 from lineage.soup.checks import SoupError
 from lineage.soup.methods import DEFAULT, METHODS
 from lineage.soup.stream import VERIFY_MODES, make_soup

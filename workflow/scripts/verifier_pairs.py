@@ -29,11 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
+from lineage.checkpoints.distributed import load_replica  # noqa: E402
 from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
 from lineage.evaluation.generation import generate_sampled  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
-from lineage.evaluation.replicas import Replicas, load_replica  # noqa: E402
+from lineage.evaluation.replicas import Replicas  # noqa: E402
 from lineage.io import DataError, read_jsonl, write_json, write_jsonl  # noqa: E402
 from lineage.training import dist as tdist  # noqa: E402
 

@@ -234,22 +234,6 @@ def mamba_kernel_misfit(config) -> str | None:
     )
 
 
-def tied_duplicates(model: torch.nn.Module) -> set[str]:
-    """Names of parameters that are a second name for an earlier one (tied embeddings).
-
-    safetensors refuses shared storage, and transformers re-ties these on load, so they are
-    left out of saved state dicts.
-    """
-    seen: dict[int, str] = {}
-    duplicates = set()
-    for name, param in model.named_parameters(remove_duplicate=False):
-        if id(param) in seen:
-            duplicates.add(name)
-        else:
-            seen[id(param)] = name
-    return duplicates
-
-
 @dataclass(frozen=True)
 class ParamCounts:
     """Parameters of a model, split the way FLOP counts need them (tied matrices counted once).

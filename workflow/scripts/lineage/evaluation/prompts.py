@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lineage.chat import load_bundle
-from lineage.checkpoint import CheckpointError
+from lineage.checkpoints.format import CheckpointError
 
 
 class ChatRenderer:

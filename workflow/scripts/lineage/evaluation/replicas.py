@@ -66,16 +66,3 @@ def from_process_group() -> Replicas:
     if not dist.is_initialized():
         return ONE
     return Replicas(dist.get_rank(), dist.get_world_size())
-
-
-def load_replica(directory, env, *, dtype=None):
-    """The whole model on every rank: the ranks hash a share of the checkpoint's files each (not every
-    rank all 63 GB), and a failure on any rank stops them all with its message, never a hang."""
-    from lineage.checkpoint import load_model
-    from lineage.training.checkpoint_io import phase, verify_shared
-
-    verify_shared(directory, env)
-    model = None
-    with phase(env):
-        model = load_model(directory, dtype=dtype, device=env.device, verify=False)
-    return model.eval()

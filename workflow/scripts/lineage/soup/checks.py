@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage.checkpoint import CONFIG_NAME, LINEAGE_NAME, TOKENIZER_FILES, init_root, read_lineage
+from lineage.checkpoints.directory import init_root, read_lineage
+from lineage.checkpoints.format import CONFIG_NAME, LINEAGE_NAME, TOKENIZER_FILES, TensorEntry, listed, shown_dtype
+from lineage.checkpoints.read import tensor_entries
 from lineage.io import sha256_file
-from lineage.shards import TensorEntry, listed, shown_dtype, tensor_entries
 
 # Config fields that do not change what the weights mean: where the config was loaded from, the
 # library that saved it, the dtype a loader defaults to (the tensors' real dtypes are compared one by

@@ -23,18 +23,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from lineage.checkpoint import (
-    BUNDLE_FILES,
-    CONFIG_NAME,
-    copy_companion_files,
-    lineage_record,
-    parent_entry,
-    unchanged_files,
-    verify_checkpoint,
-    write_lineage,
-)
+from lineage.checkpoints.directory import finish_checkpoint, lineage_record, parent_entry
+from lineage.checkpoints.format import BUNDLE_FILES, CONFIG_NAME, TensorEntry
+from lineage.checkpoints.read import ShardReader
+from lineage.checkpoints.verify import StreamingVerifier, unchanged_files, verify_checkpoint
+from lineage.checkpoints.write import ShardWriter
 from lineage.io import atomic_path
-from lineage.shards import ShardReader, ShardWriter, StreamingVerifier, TensorEntry
 from lineage.soup.checks import (
     MATCHED_FILES,
     Parent,
@@ -57,7 +51,7 @@ READ_BYTES = 4 * 1024**2
 COMPUTE_BYTES = 256 * 1024
 VERIFY_AHEAD = 4  # blocks the average may run ahead of the parents' sha256
 # How parent shards are checked against lineage.json: "stat" re-hashes only shards whose size or
-# mtime changed since they were recorded (see lineage.checkpoint), "content" re-hashes every byte.
+# mtime changed since they were recorded (see lineage.checkpoints.verify), "content" re-hashes every byte.
 VERIFY_MODES = ("stat", "content")
 
 
@@ -178,7 +172,6 @@ def make_soup(
             progress=progress,
         )
         phases["average_and_verify"] = time.time() - started - phases["check"]
-        copy_companion_files(parents[0].directory, tmp, (CONFIG_NAME, *MATCHED_FILES, *BUNDLE_FILES))
         record = lineage_record(
             run=run,
             kind="soup",
@@ -202,7 +195,13 @@ def make_soup(
             },
             phase_s={key: round(value, 3) for key, value in phases.items()},
         )
-        record = write_lineage(tmp, record, known_sha256=writer.sha256)
+        record = finish_checkpoint(
+            tmp,
+            record,
+            writer.sha256,
+            companions_from=parents[0].directory,
+            companion_names=(CONFIG_NAME, *MATCHED_FILES, *BUNDLE_FILES),
+        )
     return record
 
 

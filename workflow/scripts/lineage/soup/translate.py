@@ -4,7 +4,7 @@ A soup writes the first parent's layout. A parent in another layout of the same 
 `backbone.*` with one tensor per expert, against transformers' `model.*` with the experts merged)
 is read through a translation: each of the first parent's tensors becomes the list of byte ranges
 of the other parent's tensors that hold the same values, in order. Both layouts are resolved by
-lineage.layouts from transformers' own conversion rules, so a merged expert tensor is the
+lineage.checkpoints.layouts from transformers' own conversion rules, so a merged expert tensor is the
 concatenation of its experts' bytes and an expert is a row range of the merged tensor. The soup
 then averages like with like, reading each parent's own bytes once.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lineage.layouts import LayoutError, Piece, resolve_layout
-from lineage.shards import shown_dtype
+from lineage.checkpoints.format import shown_dtype
+from lineage.checkpoints.layouts import LayoutError, Piece, resolve_layout
+from lineage.checkpoints.load import meta_model, tied_aliases
 from lineage.soup.checks import Parent, SoupError
 
 
@@ -27,29 +28,11 @@ class Segment:
     nbytes: int
 
 
-def _meta_model(directory):
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    with torch.device("meta"):
-        return AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(directory))
-
-
-def _tied(model) -> list[str]:
-    first: dict[int, str] = {}
-    tied = []
-    for name, param in model.named_parameters(remove_duplicate=False):
-        if id(param) in first:
-            tied.append(name)
-        first.setdefault(id(param), name)
-    return tied
-
-
 def translation(first: Parent, other: Parent) -> dict[str, list[Segment]] | None:
     """{first's tensor name: the segments of `other` that hold it}; None when they are not one model in two
     layouts (lineage.soup.checks.check_tensors then names the differences)."""
-    model = _meta_model(first.directory)
-    skip = _tied(model)
+    model = meta_model(first.directory)
+    skip = list(tied_aliases(model))
     try:
         layouts = [
             resolve_layout(p.directory, {n: e.shape for n, (_, e) in p.layout.items()}, model, skip=skip)

@@ -1,7 +1,7 @@
 """A model sharded with FSDP2 (`fully_shard` on each block, then the root), loaded from a checkpoint.
 
 Every rank builds the model on the meta device, shards it, allocates only its own shard, and
-reads only that shard's bytes from the checkpoint (lineage.training.checkpoint_io), whatever
+reads only that shard's bytes from the checkpoint (lineage.checkpoints.distributed), whatever
 layout the checkpoint is in: no rank holds the whole model, and the node reads it once. Parameters are fp32 (the optimizer's master weights);
 at bf16 the forward and backward run in bf16 and gradients are reduced in fp32.
 
@@ -20,8 +20,9 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from transformers import AutoConfig, AutoModelForCausalLM
 
+from lineage.checkpoints.distributed import load_into
+from lineage.checkpoints.load import tied_aliases
 from lineage.modeling import check_kernel_shape, routed_experts
-from lineage.training.checkpoint_io import load_into
 from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
@@ -30,18 +31,6 @@ from lineage.training.last_product import leave_out_of_recompute
 from lineage.training.moe_dispatch import use_sorted_dispatch
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
-
-
-def tied_aliases(model: torch.nn.Module) -> dict[str, str]:
-    """{second name: first name} for parameters registered under two names (tied embeddings)."""
-    first: dict[int, str] = {}
-    aliases = {}
-    for name, param in model.named_parameters(remove_duplicate=False):
-        if id(param) in first:
-            aliases[name] = first[id(param)]
-        else:
-            first.setdefault(id(param), name)
-    return aliases
 
 
 def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:

@@ -2,7 +2,7 @@
 
 The ranks split the hashing of the parent's files and agree on the result, so a corrupt parent
 stops every rank with the same message. The child is written by every rank, each its own rows
-(lineage.training.checkpoint_io), in the layout the parent came in, with a lineage record that
+(lineage.checkpoints.distributed), in the layout the parent came in, with a lineage record that
 names the parent, the shared root, the recipe and the data checksums.
 """
 
@@ -12,11 +12,12 @@ from typing import Any
 
 import torch
 
-from lineage.checkpoint import init_root, lineage_record, parent_entry
-from lineage.training.checkpoint_io import save_from, verify_shared
+from lineage.checkpoints.directory import init_root, lineage_record, parent_entry
+from lineage.checkpoints.distributed import save_from, verify_shared
+from lineage.checkpoints.load import tied_aliases
 from lineage.training.cli import JobOptions
 from lineage.training.dist import DistEnv, barrier
-from lineage.training.fsdp import PRECISIONS, tied_aliases
+from lineage.training.fsdp import PRECISIONS
 from lineage.training.recipe import TrainRecipe
 
 

@@ -17,10 +17,7 @@ from __future__ import annotations
 import math
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-from lineage.shards import read_header, shard_files
 
 LAUNCHER = "python workflow/scripts/launch_ranks.py --config_file workflow/accelerate/fsdp2.yaml"
 NODE_LAUNCHER = "workflow/scripts/launch_node.sh"
@@ -35,7 +32,7 @@ STOP_GRACE_S = STOP_LEAD_S - 30
 TRAIN_STOP_SIGNAL = f"--signal=TERM@{STOP_LEAD_S}"
 
 # Host memory of a training node (mem_mb: auto). No rank holds the model: each reads and writes its
-# own rows, a tensor at a time (lineage.training.checkpoint_io). What grows with the model is the
+# own rows, a tensor at a time (lineage.checkpoints.distributed). What grows with the model is the
 # resumable state written in the background: every rank stages its shard of the fp32 weights and
 # both AdamW moments in host memory while a thread writes it (lineage.training.state.StateSaver),
 # the node's share of 12 bytes a parameter. Every process adds its interpreter, torch, the CUDA
@@ -115,11 +112,3 @@ def host_memory_mb(params: int, processes_per_node: int, nodes: int = 1) -> int:
     """Memory per training node: its ranks' staged share of the resumable state, and their processes."""
     need = params * STATE_BYTES_PER_PARAM / nodes / 2**20 + processes_per_node * PROCESS_OVERHEAD_MB
     return int(math.ceil(need * HOST_MARGIN / 1024)) * 1024
-
-
-def checkpoint_params(directory: str | Path) -> int:
-    """Parameters of a safetensors checkpoint, from its headers only (no tensor is read)."""
-    directory = Path(directory)
-    return sum(
-        math.prod(entry.shape) for file in shard_files(directory) for entry in read_header(directory / file).values()
-    )

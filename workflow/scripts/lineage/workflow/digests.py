@@ -31,9 +31,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineage.checkpoint import LINEAGE_NAME, read_lineage, unchanged_files
+from lineage.checkpoints.directory import read_lineage
+from lineage.checkpoints.format import LINEAGE_NAME, CheckpointError
+from lineage.checkpoints.verify import unchanged_files
 from lineage.io import sha256_file, write_text
-from lineage.shards import CheckpointError
 
 SUFFIX = ".sha256"
 DAMAGED = ".damaged"

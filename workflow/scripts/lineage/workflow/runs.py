@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lineage.shards import CheckpointError
+from lineage.checkpoints.format import CheckpointError
+from lineage.checkpoints.read import checkpoint_params
 from lineage.soup import methods as soup_methods
 from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe
 from lineage.workflow.checks import (
@@ -28,7 +29,7 @@ from lineage.workflow.checks import (
     check_stage1_source,
     roots,
 )
-from lineage.workflow.cluster import Resources, checkpoint_params, host_memory_mb
+from lineage.workflow.cluster import Resources, host_memory_mb
 from lineage.workflow.evaluation import EvalSettings, eval_settings
 from lineage.workflow.fit import check_fit
 from lineage.workflow.sections import Base, Export, GeneralMix, Shared, Verifier, sections

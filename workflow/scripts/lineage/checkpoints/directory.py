@@ -1,14 +1,10 @@
-"""Checkpoint directories of the lineage: write them whole or not at all, verify before reading.
+"""A checkpoint directory as a whole: its lineage record, its companion files, and finishing it.
 
-A checkpoint is a Hugging Face directory (sharded safetensors + index, `config.json`,
-tokenizer files) plus the bundle files served with the model and a `lineage.json` that
-records where it came from and the sha256 of every file. Readers call `verify_checkpoint`
-first, so a truncated or altered shard is refused before anything trains on it.
-
-lineage.json also records each file's size and modification time. A reader that may trust
-them (the soup, by default) re-hashes only files that `unchanged_files` does not vouch for, the
-rule git, rsync and make use: it catches truncation, rewrites and replaced files at no cost,
-and leaves bit rot or a deliberately restored mtime to a full check.
+A checkpoint is a Hugging Face directory (sharded safetensors + index, `config.json`, tokenizer
+files) plus the bundle files served with the model and a `lineage.json` that records where it came
+from and the sha256, size and mtime of every file. Every writer (one process, the ranks of a job, a
+soup) writes into a temporary directory and ends with `finish_checkpoint`; the temporary is renamed
+onto the output only when complete (lineage.io.atomic_path).
 """
 
 from __future__ import annotations
@@ -20,34 +16,23 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lineage.checkpoints.format import (
+    BUNDLE_FILES,
+    CONFIG_NAME,
+    INDEX_NAME,
+    LINEAGE_NAME,
+    TOKENIZER_FILES,
+    CheckpointError,
+)
+from lineage.checkpoints.read import shard_files, weight_map
+from lineage.checkpoints.write import ShardWriter
 from lineage.io import atomic_path, sha256_file, sha256_json
-from lineage.shards import INDEX_NAME, CheckpointError, ShardWriter, checksum_mismatch, shard_files, weight_map
 
 if TYPE_CHECKING:
     import torch
-
-LINEAGE_NAME = "lineage.json"
-BUNDLE_FILES = ("chat_template.jinja", "system_prompt.txt", "generation_config.json", "serving_config.json")
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-CONFIG_NAME = "config.json"
-
-__all__ = [
-    "BUNDLE_FILES",
-    "CheckpointError",
-    "LINEAGE_NAME",
-    "copy_companion_files",
-    "init_root",
-    "load_model",
-    "read_lineage",
-    "save_checkpoint",
-    "unchanged_files",
-    "verify_checkpoint",
-    "write_lineage",
-]
 
 
 def read_lineage(directory: str | os.PathLike) -> dict[str, Any]:
@@ -81,68 +66,6 @@ def init_root(lineage: Mapping[str, Any]) -> dict[str, str]:
     if not root:
         raise CheckpointError(f"lineage of run {lineage.get('run')!r} has no 'root' entry")
     return dict(root)
-
-
-def verify_checkpoint(
-    directory: str | os.PathLike, *, defer_shards: bool = False, share: tuple[int, int] = (0, 1)
-) -> dict[str, Any]:
-    """Check every file listed in lineage.json against its sha256; return the lineage record.
-
-    Raises CheckpointError naming the first missing, truncated or altered file. Files are
-    hashed in parallel threads (hashlib releases the GIL), since hashing tens of GB of shards
-    on one core would otherwise cost more than reading them. With `defer_shards` the weight
-    shards are only checked to exist: the caller reads them all anyway and checks their
-    sha256 from those very bytes (`StreamingVerifier`) before it publishes anything. With
-    `share=(rank, ranks)` only every ranks-th listed file from the rank-th is hashed: the ranks of
-    a job split the reading (lineage.training.checkpoint_io.verify_shared); presence is checked by all.
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise CheckpointError(f"{directory}: checkpoint directory does not exist")
-    lineage = read_lineage(directory)
-    expected = dict(sorted(lineage.get("files", {}).items()))
-    for name in expected:
-        if not (directory / name).is_file():
-            raise CheckpointError(f"{directory / name}: listed in {LINEAGE_NAME} but missing")
-    if defer_shards:
-        expected = {name: digest for name, digest in expected.items() if not name.endswith(".safetensors")}
-    rank, ranks = share
-    expected = dict(list(expected.items())[rank::ranks])
-    workers = max(1, min(len(expected), os.cpu_count() or 1, 8))
-    with ThreadPoolExecutor(workers) as pool:
-        actual = dict(zip(expected, pool.map(sha256_file, [directory / name for name in expected]), strict=True))
-    for name, digest in expected.items():
-        if actual[name] != digest:
-            raise checksum_mismatch(directory / name, actual[name], digest)
-    for shard in shard_files(directory):
-        if not (directory / shard).is_file():
-            raise CheckpointError(f"{directory / shard}: listed in {INDEX_NAME} but missing")
-    return lineage
-
-
-def unchanged_files(directory: str | os.PathLike, lineage: Mapping[str, Any]) -> set[str]:
-    """Files whose size and mtime are still those lineage.json recorded, so their sha256 still holds.
-
-    A file recorded with the very mtime lineage.json itself has is left out (the "racy" case of
-    git's index): it could have been rewritten within one tick of the file system's clock
-    after it was recorded, keeping its mtime. Checkpoints written before sizes and times were
-    recorded have none, and all their files are hashed.
-    """
-    directory = Path(directory)
-    recorded = lineage.get("file_stats") or {}
-    try:
-        written = (directory / LINEAGE_NAME).stat().st_mtime_ns
-    except FileNotFoundError:
-        return set()
-    trusted = set()
-    for name, stat in recorded.items():
-        try:
-            now = (directory / name).stat()
-        except FileNotFoundError:
-            continue
-        if [now.st_size, now.st_mtime_ns] == [stat.get("size"), stat.get("mtime_ns")] and now.st_mtime_ns < written:
-            trusted.add(name)
-    return trusted
 
 
 def write_lineage(
@@ -235,6 +158,28 @@ def parent_entry(run: str, directory: str | os.PathLike) -> dict[str, Any]:
     }
 
 
+def finish_checkpoint(
+    directory: str | os.PathLike,
+    lineage: Mapping[str, Any],
+    known_sha256: Mapping[str, str],
+    *,
+    companions_from: str | os.PathLike | None,
+    companion_names: Iterable[str] = (*TOKENIZER_FILES, *BUNDLE_FILES),
+    config: Any = None,
+    dtype: torch.dtype | None = None,
+) -> dict[str, Any]:
+    """The one way a written checkpoint is finished: companion files copied from `companions_from`, the
+    config saved (a transformers config, its dtype set to `dtype`; None where a companion config.json was
+    copied), then lineage.json over every file. Returns the lineage record."""
+    if companions_from is not None:
+        copy_companion_files(companions_from, directory, companion_names)
+    if config is not None:
+        if dtype is not None:
+            config.dtype = dtype
+        config.save_pretrained(directory)
+    return write_lineage(directory, lineage, known_sha256=known_sha256)
+
+
 def save_checkpoint(
     out_dir: str | os.PathLike,
     state_dict: Mapping[str, torch.Tensor],
@@ -255,37 +200,7 @@ def save_checkpoint(
         with ShardWriter(tmp, max_shard_bytes=max_shard_bytes) as writer:
             for name, tensor in state_dict.items():
                 writer.add(name, tensor.to(dtype) if dtype is not None and tensor.is_floating_point() else tensor)
-        if companions_from is not None:
-            copy_companion_files(companions_from, tmp, (*TOKENIZER_FILES, *BUNDLE_FILES))
-        if dtype is not None:
-            config.dtype = dtype
-        config.save_pretrained(tmp)
-        record = write_lineage(tmp, lineage, known_sha256=writer.sha256)
+        record = finish_checkpoint(
+            tmp, lineage, writer.sha256, companions_from=companions_from, config=config, dtype=dtype
+        )
     return record
-
-
-def load_model(
-    directory: str | os.PathLike,
-    *,
-    dtype: torch.dtype | None = None,
-    device: str | torch.device = "cpu",
-    trust_remote_code: bool = False,
-    verify: bool = True,
-):
-    """Verify a checkpoint (unless the caller did: `verify=False`), then load it with transformers
-    from safetensors only."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    from lineage.modeling import check_kernel_shape
-
-    if verify:
-        verify_checkpoint(directory)
-    device = torch.device(device)
-    check_kernel_shape(AutoConfig.from_pretrained(directory), device)
-    # straight onto a GPU: several ranks of one node would otherwise each hold the whole model in host memory
-    placement = {"device_map": device} if device.type == "cuda" else {}
-    model = AutoModelForCausalLM.from_pretrained(
-        directory, dtype=dtype, use_safetensors=True, trust_remote_code=trust_remote_code, **placement
-    )
-    return model.to(device)

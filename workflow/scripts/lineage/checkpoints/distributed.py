@@ -2,12 +2,12 @@
 
 Loading: every rank maps the checkpoint's safetensors and reads, for each of its sharded
 parameters, only the rows FSDP gave it (`safetensors` slices), straight into its local shard.
-No rank holds the whole model, and the checkpoint may be in any layout `lineage.layouts` resolves
+No rank holds the whole model, and the checkpoint may be in any layout `lineage.checkpoints.layouts` resolves
 (the Hub's `backbone.*` with one tensor per expert, or transformers' own names).
 
-Saving: the shards are planned first, by the very rule `ShardWriter` cuts them (tensors in
-state-dict order, a new file when the next one would pass `max_shard_bytes`, each file's tensors in
-safetensors' order), so every rank knows each tensor's byte range in each file. Rank 0 creates the
+Saving: the shards are planned first, by the format's one plan (`plan_shards`: tensors in state-dict
+order, a new file when the next one would pass `max_shard_bytes`, each file's tensors in safetensors'
+order), so every rank knows each tensor's byte range in each file. Rank 0 creates the
 files with their headers; every rank writes its rows at their offsets (pwrite: no gather, no rank
 holds more than a tensor's local rows); then each rank hashes and fsyncs its share of the files
 from the page cache. The result is byte for byte what one writer of the full state dict produces,
@@ -23,37 +23,45 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import torch.distributed as dist
 from safetensors import safe_open
 from torch.distributed.tensor import DTensor, Replicate
 
-from lineage.checkpoint import BUNDLE_FILES, TOKENIZER_FILES, copy_companion_files, verify_checkpoint, write_lineage
-from lineage.io import atomic_path, sha256_file
-from lineage.layouts import Layout, Piece, native_layout, resolve_layout
-from lineage.shards import (
+from lineage.checkpoints.directory import finish_checkpoint
+from lineage.checkpoints.format import (
     INDEX_NAME,
     WRITE_BYTES,
     CheckpointError,
-    cut_shards,
+    PlannedShard,
     dtype_name,
-    file_order,
-    safetensors_header,
-    shard_name,
-    stored_nbytes,
-    tensor_entries,
-    weight_map,
+    index_bytes,
+    plan_shards,
 )
-from lineage.training.dist import DistEnv
+from lineage.checkpoints.layouts import Layout, Piece, checkpoint_layout, native_layout
+from lineage.checkpoints.load import load_model
+from lineage.checkpoints.read import weight_map
+from lineage.checkpoints.verify import verify_checkpoint
+from lineage.io import atomic_path, sha256_file
 
-__all__ = ["checkpoint_layout", "load_into", "save_from", "verify_shared"]
+
+class Ranks(Protocol):
+    """What a checkpoint phase needs of the job's ranks (lineage.training.dist.DistEnv has it)."""
+
+    rank: int
+    world_size: int
+
+    @property
+    def is_main(self) -> bool: ...
+
+
+__all__ = ["agree", "load_into", "load_replica", "phase", "save_from", "verify_shared"]
 
 
 # -- agreement between ranks -------------------------------------------------------------------------
@@ -63,7 +71,7 @@ class RankError(CheckpointError):
     """A rank failed a checkpoint phase; every rank raises it with that rank's message."""
 
 
-def agree(env: DistEnv, error: BaseException | None) -> None:
+def agree(env: Ranks, error: BaseException | None) -> None:
     """Collective: raise on every rank when any rank brings an error (the first one's message and kind)."""
     if env.world_size == 1:
         if error is not None:
@@ -81,7 +89,7 @@ def agree(env: DistEnv, error: BaseException | None) -> None:
 
 
 @contextlib.contextmanager
-def phase(env: DistEnv) -> Iterator[None]:
+def phase(env: Ranks) -> Iterator[None]:
     """Run a block's local work, then `agree`: every rank leaves it, or every rank raises."""
     error = None
     try:
@@ -91,13 +99,24 @@ def phase(env: DistEnv) -> Iterator[None]:
     agree(env, error)
 
 
-def verify_shared(directory: str | os.PathLike, env: DistEnv) -> dict[str, Any]:
+def verify_shared(directory: str | os.PathLike, env: Ranks) -> dict[str, Any]:
     """verify_checkpoint with the hashing spread over the ranks (each its share of the files); every rank
     returns the lineage record or raises the same error."""
     record: dict[str, Any] = {}
     with phase(env):
         record = verify_checkpoint(directory, share=(env.rank, env.world_size))
     return record
+
+
+def load_replica(directory: str | os.PathLike, env: Ranks, *, dtype: torch.dtype | None = None) -> torch.nn.Module:
+    """The whole model on every rank (evaluation and reference replicas): the ranks hash a share of the
+    checkpoint's files each (not every rank all 63 GB), and a failure on any rank stops them all with its
+    message, never a hang. `env` also needs `device`."""
+    verify_shared(directory, env)
+    model = None
+    with phase(env):
+        model = load_model(directory, dtype=dtype, device=env.device, verify=False)
+    return model.eval()
 
 
 # -- which rows a rank holds -------------------------------------------------------------------------
@@ -147,16 +166,6 @@ def local_data(tensor: torch.Tensor) -> torch.Tensor:
 # -- loading -----------------------------------------------------------------------------------------
 
 
-def checkpoint_shapes(directory: str | os.PathLike) -> dict[str, tuple[int, ...]]:
-    """{tensor name: shape} of a checkpoint, from its index and shard headers (no tensor data read)."""
-    return {name: entry.shape for name, (_, entry) in tensor_entries(directory).items()}
-
-
-def checkpoint_layout(directory: str | os.PathLike, model: torch.nn.Module, skip: Sequence[str] = ()) -> Layout:
-    """The layout of the checkpoint at `directory` for `model` (refusing tensors that do not fit)."""
-    return resolve_layout(directory, checkpoint_shapes(directory), model, skip=skip)
-
-
 class RowReader:
     """Read rows of a checkpoint's tensors through safetensors' memory-mapped slices, one handle per shard."""
 
@@ -202,7 +211,7 @@ class RowReader:
 
 
 def load_into(
-    model: torch.nn.Module, directory: str | os.PathLike, env: DistEnv, *, skip: Sequence[str] = ()
+    model: torch.nn.Module, directory: str | os.PathLike, env: Ranks, *, skip: Sequence[str] = ()
 ) -> tuple[Layout, int]:
     """Fill every rank's local shard of `model` (sharded, materialised) from the checkpoint; return its
     layout and the bytes this rank read. `skip` names tied aliases, filled through their first name."""
@@ -231,36 +240,10 @@ def load_into(
 # -- saving ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PlannedFile:
-    name: str
-    prefix: bytes  # length + header
-    size: int
-    offsets: dict[str, int]  # checkpoint tensor name -> absolute byte offset of its data
-
-
-def plan_files(
-    specs: Sequence[tuple[str, str, tuple[int, ...]]], max_shard_bytes: int
-) -> tuple[list[PlannedFile], int]:
-    """Cut (name, safetensors dtype, shape) into files as ShardWriter.add does; return them and the total bytes."""
-    groups = cut_shards(specs, max_shard_bytes)
-    total = sum(stored_nbytes(dtype, shape) for group in groups for _, dtype, shape in group)
-    files = []
-    for number, group in enumerate(groups, start=1):
-        ordered = file_order(group)
-        prefix, data_bytes = safetensors_header(ordered, {"format": "pt"})
-        offsets, at = {}, len(prefix)
-        for name, dtype, shape in ordered:
-            offsets[name] = at
-            at += stored_nbytes(dtype, shape)
-        files.append(PlannedFile(shard_name(number, len(groups)), prefix, len(prefix) + data_bytes, offsets))
-    return files, total
-
-
 class RowWriter:
     """pwrite this rank's rows into the planned files (opened once each, in the temporary directory)."""
 
-    def __init__(self, directory: Path, files: Sequence[PlannedFile]):
+    def __init__(self, directory: Path, files: Sequence[PlannedShard]):
         self.directory = directory
         self.where = {name: (f.name, offset) for f in files for name, offset in f.offsets.items()}
         self._fds: dict[str, int] = {}
@@ -302,7 +285,7 @@ def _stored(tensor: torch.Tensor, dtype: torch.dtype | None) -> torch.dtype:
 
 
 @contextlib.contextmanager
-def shared_atomic_dir(out: str | os.PathLike, env: DistEnv) -> Iterator[Path]:
+def shared_atomic_dir(out: str | os.PathLike, env: Ranks) -> Iterator[Path]:
     """A temporary directory rank 0 renames onto `out` once every rank's block succeeded (all ranks yield it)."""
     with contextlib.ExitStack() as stack:
         path: list[Any] = [None]
@@ -324,7 +307,7 @@ def shared_atomic_dir(out: str | os.PathLike, env: DistEnv) -> Iterator[Path]:
 def save_from(
     model: torch.nn.Module,
     out: str | os.PathLike,
-    env: DistEnv,
+    env: Ranks,
     *,
     layout: Layout | None,
     config: Any,
@@ -341,7 +324,7 @@ def save_from(
     layout = layout or native_layout(list(state))
     stored = {name: dtype_name(_stored(tensor, dtype)) for name, tensor in state.items()}
     specs = [(ckpt, stored[target], shape) for target, ckpt, shape in layout.checkpoint_specs(shapes)]
-    files, total = plan_files(specs, max_shard_bytes)
+    files, total = plan_shards(specs, max_shard_bytes)
     counts = {"bytes_written": 0, "bytes_hashed": 0}
     with shared_atomic_dir(out, env) as tmp:
         with phase(env):
@@ -379,14 +362,8 @@ def save_from(
         with phase(env):
             if env.is_main:
                 weight_names = {ckpt: f.name for f in files for ckpt in f.offsets}
-                index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_names.items()))}
-                text = (json.dumps(index, indent=2) + "\n").encode()
+                text = index_bytes(weight_names, {"total_size": total})
                 (tmp / INDEX_NAME).write_bytes(text)
                 digests[INDEX_NAME] = hashlib.sha256(text).hexdigest()
-                if companions_from is not None:
-                    copy_companion_files(companions_from, tmp, (*TOKENIZER_FILES, *BUNDLE_FILES))
-                if dtype is not None:
-                    config.dtype = dtype
-                config.save_pretrained(tmp)
-                write_lineage(tmp, lineage, known_sha256=digests)
+                finish_checkpoint(tmp, lineage, digests, companions_from=companions_from, config=config, dtype=dtype)
     return counts

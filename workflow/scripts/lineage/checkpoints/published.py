@@ -5,7 +5,7 @@ layer's experts merged into one 3-D tensor; published as `backbone.*`, one tenso
 reverts that conversion, so the Hub, vLLM and SGLang only ever see the published names. A checkpoint this
 workflow wrote in the internal layout (the embedded Base is built from a config, and children keep their
 parent's layout) is published rewritten into the published one, shard by shard, by transformers' own reversal
-(read, not copied, as lineage/layouts.py reads its conversion rules); one already in it is linked as it is.
+(read, not copied, as lineage/checkpoints/layouts.py reads its conversion rules); one already in it is linked as it is.
 """
 
 from __future__ import annotations
@@ -14,17 +14,9 @@ import json
 import os
 from pathlib import Path
 
-from lineage.shards import INDEX_NAME, shard_files, weight_map
-
-
-def meta_model(directory: Path):
-    """The model of a checkpoint's config.json, built on the meta device (no memory, no weights)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    config = AutoConfig.from_pretrained(directory)  # a local folder: nothing is downloaded
-    with torch.device("meta"):
-        return AutoModelForCausalLM.from_config(config)
+from lineage.checkpoints.format import INDEX_NAME, index_bytes
+from lineage.checkpoints.load import meta_model
+from lineage.checkpoints.read import shard_files, weight_map
 
 
 def needs_rewrite(directory: Path) -> bool:
@@ -54,9 +46,8 @@ def write_published(directory: Path, out: Path) -> list[str]:
         names |= dict.fromkeys(tensors, shard)
         written.append(shard)
     if (directory / INDEX_NAME).is_file():
-        index = json.loads((directory / INDEX_NAME).read_text())
-        index["weight_map"] = dict(sorted(names.items()))
-        (out / INDEX_NAME).write_text(json.dumps(index, indent=2) + "\n")
+        metadata = json.loads((directory / INDEX_NAME).read_text()).get("metadata", {})
+        (out / INDEX_NAME).write_bytes(index_bytes(names, metadata))
         written.append(INDEX_NAME)
     return written
 

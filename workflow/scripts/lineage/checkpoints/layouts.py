@@ -15,12 +15,14 @@ turn into rows (a concatenation, a transpose) is refused naming the tensor, not 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lineage.shards import CheckpointError, listed
+from lineage.checkpoints.format import CheckpointError, listed
+from lineage.checkpoints.read import checkpoint_shapes
 
 if TYPE_CHECKING:
     import torch
@@ -193,3 +195,8 @@ def _checked(
                 f"({listed(extra, SHOWN)}); the checkpoint was written for another model"
             )
     return layout
+
+
+def checkpoint_layout(directory: str | os.PathLike, model: torch.nn.Module, skip: Sequence[str] = ()) -> Layout:
+    """The layout of the checkpoint at `directory` for `model` (refusing tensors that do not fit)."""
+    return resolve_layout(directory, checkpoint_shapes(directory), model, skip=skip)
