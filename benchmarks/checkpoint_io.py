@@ -58,9 +58,9 @@ def write_checkpoints(args) -> None:
     token_ids = types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0)
     config = build_config(args.family, args.size, token_ids, vocab_size=args.vocab)
     if args.layers:  # fewer layers of the same widths (a state of the full shape may not fit the disk)
-        from lineage.modeling import _CARD_LAYERS
+        from lineage.families.card import CARD_LAYERS
 
-        config.layers_block_type = [_CARD_LAYERS[c] for c in args.layers]
+        config.layers_block_type = [CARD_LAYERS[c] for c in args.layers]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
     with torch.device(device):

@@ -41,6 +41,7 @@ from transformers import AutoTokenizer
 from lineage.chat import IGNORE_INDEX, load_bundle
 from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
 from lineage.evaluation.scoring import loglikelihood
+from lineage.families.nemotron_h import missing_mamba_kernels
 from lineage.io import write_jsonl
 from lineage.modeling import SHAPES, build_config, causal_pairs, count_params
 from lineage.pair_rows import PAIR_FIELDS
@@ -50,7 +51,7 @@ from lineage.training.fsdp import build_options
 from lineage.training.loop import StepData, train
 from lineage.training.losses import dpo_sigmoid
 from lineage.training.optim import build_optimizer
-from lineage.training.packing import boundary_inputs, missing_mamba_kernels
+from lineage.training.packing import boundary_inputs
 from lineage.training.pairs import reference_header, scoring_request, tokenize_pairs
 
 PEAK_FLOPS = 989e12  # dense bf16, H100/H200

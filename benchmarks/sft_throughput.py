@@ -36,6 +36,7 @@ from gpu_idle import idle_table
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from lineage.chat import load_bundle
+from lineage.families.nemotron_h import missing_mamba_kernels
 from lineage.modeling import SHAPES, build_config, count_params
 from lineage.training import dist as tdist
 from lineage.training import packed_attention
@@ -43,7 +44,7 @@ from lineage.training.data import BatchPlan
 from lineage.training.fsdp import build_options, shard
 from lineage.training.loop import train
 from lineage.training.optim import build_optimizer
-from lineage.training.packing import boundary_inputs, missing_mamba_kernels
+from lineage.training.packing import boundary_inputs
 from lineage.training.preemption import Preempted
 
 # Kernel name -> category; the first match wins. NCCL runs on its own stream, overlapping the rest.

@@ -35,9 +35,10 @@ def _model(tmp_path, arch, dtype):
     if arch == "nemotron_h":
         from transformers import AutoModelForCausalLM, NemotronHConfig
 
-        from lineage.modeling import _CARD_LAYERS, SHAPES
+        from lineage.families.card import CARD_LAYERS
+        from lineage.modeling import SHAPES
 
-        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in "M*E"]}
+        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [CARD_LAYERS[c] for c in "M*E"]}
         torch.manual_seed(7)
         config = NemotronHConfig(**shape, vocab_size=4096)
         with torch.device("cuda"):

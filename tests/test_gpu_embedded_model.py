@@ -19,8 +19,8 @@ from _training_fixtures import REPO, SCRIPTS, build_base, run_in_process, train_
 from transformers import AutoModelForCausalLM
 
 from lineage.checkpoints.load import load_model
+from lineage.families.nemotron_h import missing_mamba_kernels
 from lineage.modeling import KernelShapeError
-from lineage.training.packing import missing_mamba_kernels
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available() or bool(missing_mamba_kernels()),

@@ -23,7 +23,9 @@ import torch
 from transformers import AutoModelForCausalLM, NemotronHConfig
 
 from lineage.chat import IGNORE_INDEX
-from lineage.modeling import _CARD_LAYERS, SHAPES
+from lineage.families.card import CARD_LAYERS
+from lineage.families.nemotron_h import missing_mamba_kernels
+from lineage.modeling import SHAPES
 from lineage.training import head_loss
 from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
@@ -31,7 +33,6 @@ from lineage.training.data import collate, collate_packed
 from lineage.training.expert_parallel import expert_modules
 from lineage.training.fsdp import blocks
 from lineage.training.moe_dispatch import use_sorted_dispatch
-from lineage.training.packing import missing_mamba_kernels
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 mamba_kernels = pytest.mark.skipif(
@@ -48,7 +49,7 @@ def card_width_model(layers: str, dtype: torch.dtype = torch.float32, **options)
     has no fp32, so attention keeps the rows apart by SDPA's mask from position_ids (the padded
     forward of the same model needs SDPA anyway).
     """
-    shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in layers]}
+    shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [CARD_LAYERS[c] for c in layers]}
     torch.manual_seed(0)
     config = NemotronHConfig(**shape, vocab_size=VOCAB)
     model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa", **options)

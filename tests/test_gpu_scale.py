@@ -15,7 +15,8 @@ from transformers import AutoConfig
 from workflow_helpers import REPO, planned_jobs
 
 from lineage.errors import EXIT_CODES, run_cli
-from lineage.modeling import SHAPES, mamba_kernel_misfit
+from lineage.families.nemotron_h import mamba_kernel_misfit
+from lineage.modeling import SHAPES
 from lineage.workflow.config_file import read_config
 from lineage.workflow.runs import ConfigError, build_lineage
 

@@ -9,7 +9,8 @@ import types
 import pytest
 
 from lineage.errors import exit_code
-from lineage.modeling import SHAPES, KernelShapeError, build_config, check_kernel_shape, mamba_kernel_misfit
+from lineage.families.nemotron_h import mamba_kernel_misfit
+from lineage.modeling import SHAPES, KernelShapeError, build_config, check_kernel_shape
 
 TOKENS = types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0)
 

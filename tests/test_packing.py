@@ -126,9 +126,9 @@ def test_each_model_family_gets_the_row_boundaries_its_layers_need(monkeypatch):
     assert boundary_inputs("llama", torch.device("cpu")) == ("position_ids",)
     with pytest.raises(PackingError, match="not supported for 'gpt2'"):
         boundary_inputs("gpt2", torch.device("cuda"))
-    from lineage.training import packing
+    from lineage.families.family import Family
 
-    monkeypatch.setattr(packing, "missing_mamba_kernels", lambda: [])  # as on a GPU machine with both kernels
+    monkeypatch.setattr(Family, "missing_kernels", lambda self: [])  # as on a GPU machine with both kernels
     assert boundary_inputs("nemotron_h", torch.device("cuda")) == ("position_ids", "seq_idx")
     with pytest.raises(PackingError, match="need CUDA, not cpu"):
         boundary_inputs("nemotron_h", torch.device("cpu"))

@@ -164,7 +164,7 @@ def test_packed_validation_changes_no_weight(tmp_path):
 def _no_gpu_kernels() -> bool:
     import torch
 
-    from lineage.training.packing import missing_mamba_kernels
+    from lineage.families.nemotron_h import missing_mamba_kernels
 
     return not torch.cuda.is_available() or bool(missing_mamba_kernels())
 

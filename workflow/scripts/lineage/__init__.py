@@ -2,7 +2,8 @@
 
 The core, the modules here: files written atomically and read with file:line errors (io),
 safetensors shards (shards), checkpoints and their lineage.json (checkpoint), the chat bundle
-(chat), model shapes (modeling), canonical values (canonical: the recipe a checkpoint records
+(chat), model shapes (modeling) and the model families they come from (the `families` package: one module
+a family, and the registry the trainer, the decoders and the planner read), canonical values (canonical: the recipe a checkpoint records
 and the meaning the workflow tracks are the same text), errors and the command-line frame (errors, cli).
 
 Layers beside it, each a package: `data` (the data stages, their quarantine and audit),

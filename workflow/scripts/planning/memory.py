@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import torch
 from transformers import AutoModelForCausalLM
 
+from lineage import families
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params, routed_experts
 from lineage.training.fsdp import blocks
 from lineage.training.inplace_cross_entropy import CHUNK_ROWS
@@ -95,18 +96,8 @@ def build_meta_model(family: str, size: str, vocab: int) -> torch.nn.Module:
 
 
 def layer_kinds(model: torch.nn.Module) -> list[str]:
-    config = model.config
-    kinds = getattr(config, "layers_block_type", None)
-    if kinds:
-        return list(kinds)
-    if getattr(config, "num_experts", 0):  # Qwen3-MoE: sparse layers as transformers builds them
-        return [
-            "attention_moe"
-            if i not in config.mlp_only_layers and (i + 1) % config.decoder_sparse_step == 0
-            else "attention_mlp"
-            for i in range(config.num_hidden_layers)
-        ]
-    return ["attention_mlp"] * config.num_hidden_layers
+    """Each layer's kind, as the model's family names it (the kinds below count their activations)."""
+    return families.of_config(model.config).layer_kinds(model.config)
 
 
 def activation_bytes_per_token(kind: str, config) -> int:
@@ -169,14 +160,8 @@ def saved_bytes_per_token(kind: str, config) -> int:
 
 
 def expert_params(module: torch.nn.Module) -> int:
-    """Parameters of the routed experts under `module` (transformers' `*Experts`: 3-D weights)."""
-    return sum(
-        p.numel()
-        for m in module.modules()
-        if type(m).__name__.endswith("Experts")
-        for p in m.parameters(recurse=False)
-        if p.dim() == 3
-    )
+    """Parameters of the routed experts under `module` (families.expert_modules: 3-D weights)."""
+    return sum(p.numel() for m in families.expert_modules(module) for p in m.parameters(recurse=False) if p.dim() == 3)
 
 
 def check_expert_parallel(model: torch.nn.Module, expert_parallel: int, gpus: int) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
+from lineage import families
 from lineage.modeling import ParamCounts
 
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
@@ -95,7 +96,7 @@ def all_to_all_bytes(
     if expert_parallel == 1:
         return 0.0
     config = model.config
-    moe_layers = sum(1 for m in model.modules() if type(m).__name__.endswith("Experts"))
+    moe_layers = len(families.expert_modules(model))
     width = getattr(config, "moe_latent_size", None) or config.hidden_size
     # dispatch and combine in forward and backward; full checkpointing's rerun sends the dispatch only
     # (last_product.py), selective's reruns both (its policy keeps products' outputs, not the all-to-all's)

@@ -32,9 +32,8 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
-# Layer types whose decode step needs only (a) the 4D mask over the static cache, or (b) no mask.
-ATTENTION_TYPES = {"full_attention"}
-UNMASKED_TYPES = {"linear_attention", "conv", "mamba", "moe", "mlp"}
+from lineage import families
+
 MASK_IMPLEMENTATIONS = {"sdpa", "eager"}
 
 
@@ -48,7 +47,7 @@ def unsupported_reason(model) -> str | None:
     if implementation not in MASK_IMPLEMENTATIONS:
         return f"attention implementation {implementation!r} takes no 4D mask (use sdpa or eager)"
     kinds = set(_layer_types(model.config))
-    unknown = kinds - ATTENTION_TYPES - UNMASKED_TYPES
+    unknown = kinds - set(families.layer_caches())  # a layer type no family knows
     if unknown:
         return f"layer types {sorted(unknown)} need masks of their own (sliding or chunked attention)"
     return None
@@ -69,7 +68,8 @@ def layer_masks(visible: torch.Tensor, kinds: list[str], additive: torch.dtype |
     mask = visible[:, None, None, :]
     if kinds == ["full_attention"]:
         return mask
-    return {kind: (mask if kind in ATTENTION_TYPES else None) for kind in kinds}
+    caches = families.layer_caches()  # the types that keep keys read them through the mask; the others need none
+    return {kind: (mask if caches[kind] == "keys" else None) for kind in kinds}
 
 
 @contextlib.contextmanager

@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import torch
 
-# Mixers whose forward calls kernels Dynamo cannot trace (class names, as transformers spells them)
-EAGER_MIXERS = frozenset({"NemotronHMamba2Mixer"})
+from lineage import families
 
 
 def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **options) -> list[str]:
     """Compile `block` in place (nn.Module.compile, `options` passed on) for its activation checkpointing
     (False, True = full, "selective"); return the eager parts' names."""
-    eager = []
+    eager, mixers = [], families.eager_mixers()  # whose forward calls kernels Dynamo cannot trace
     for name, module in block.named_modules():
-        if type(module).__name__ in EAGER_MIXERS:
+        if isinstance(module, mixers):
             module.forward = torch.compiler.disable(module.forward, recursive=True)
             eager.append(name)
     if checkpointing is True:

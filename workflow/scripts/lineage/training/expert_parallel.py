@@ -36,6 +36,7 @@ import torch.distributed.nn.functional as dist_nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
+from lineage import families
 from lineage.modeling import routed_experts
 from lineage.training.moe_dispatch import (
     check_supported,
@@ -53,12 +54,8 @@ class ExpertParallelError(ValueError):
 
 
 def expert_modules(model: torch.nn.Module) -> list[torch.nn.Module]:
-    """transformers' routed-expert modules (`*Experts`, weights stored as 3-D tensors)."""
-    return [
-        m
-        for m in model.modules()
-        if type(m).__name__.endswith("Experts") and any(p.dim() == 3 for p in m.parameters(recurse=False))
-    ]
+    """The model families' routed-expert modules (weights stored as 3-D tensors; lineage/families)."""
+    return families.expert_modules(model)
 
 
 def check_degree(config, degree: int, world_size: int, local_world_size: int) -> None:

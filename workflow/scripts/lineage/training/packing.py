@@ -7,28 +7,19 @@ A packed sequence holds several rows; every token mixer must see where one row e
   mamba-ssm's fused kernel takes `seq_idx` (each token's row number) and stops both at a row's
   end; transformers hands it through unchanged. Its PyTorch fallback has no such input, so without
   the kernels packing is refused and padded training (which needs no boundaries) is the way.
+Each model family says which inputs its layers read and which kernels they need (lineage/families/).
 """
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
 
+from lineage import families
 from lineage.training.varlen_attention import grid_length
-
-ATTENTION_ONLY_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen3_moe"})
-MAMBA_MODEL_TYPES = frozenset({"nemotron_h"})
-MAMBA_KERNELS = {"mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d"}
 
 
 class PackingError(ValueError):
     """This model cannot keep packed rows apart here; the message says what to install or drop."""
-
-
-def missing_mamba_kernels() -> list[str]:
-    """The Mamba-2 kernel distributions that do not import here."""
-    return [dist for module, dist in MAMBA_KERNELS.items() if importlib.util.find_spec(module) is None]
 
 
 def boundary_inputs(
@@ -42,23 +33,23 @@ def boundary_inputs(
 
     `what` names the packed use in a refusal and `otherwise` what the caller can do instead.
     """
-    if model_type in ATTENTION_ONLY_MODEL_TYPES:
-        return ("position_ids",)
-    if model_type not in MAMBA_MODEL_TYPES:
-        known = ", ".join(sorted(ATTENTION_ONLY_MODEL_TYPES | MAMBA_MODEL_TYPES))
+    family = families.of_model_type(model_type)
+    if family is None:
+        known = ", ".join(sorted(families.model_types()))
         raise PackingError(
             f"{what} is not supported for {model_type!r} models (only {known}): nothing keeps "
             f"packed rows apart in their layers; {otherwise}"
         )
-    missing = missing_mamba_kernels()
+    packing = family.packing
+    if not packing.kernels:
+        return packing.inputs
+    missing = family.missing_kernels()
     if missing or device.type != "cuda":
         why = f"{' and '.join(missing)} not installed" if missing else f"their kernels need CUDA, not {device.type}"
         raise PackingError(
-            f"{what} of {model_type!r} models needs the Mamba-2 kernels, which keep packed rows apart in the "
-            f"convolution and the scan ({why}): build them with `bash envs/mamba-kernels.sh` on a CUDA machine "
-            f"(docs/full-scale.md 'GPU clusters'), or {otherwise}"
+            f"{what} of {model_type!r} models needs {packing.needs} ({why}): {packing.install}, or {otherwise}"
         )
-    return ("position_ids", "seq_idx")
+    return packing.inputs
 
 
 def seq_idx_from_cu_seq_lens(cu_seq_lens: torch.Tensor, length: int) -> torch.Tensor:

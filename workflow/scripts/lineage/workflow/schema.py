@@ -3,6 +3,7 @@
 What snakemake.utils.validate does, done here once: it reads the schema with YAML's pure-Python loader
 (0.23 s, beside our own read for numbers_by_schema: every Snakemake start, a Slurm job's included), where
 LibYAML's reads it in 0.02 s. The refusal is one line: the config path and what is wrong with it.
+The built Base's `family` takes the registered model families (lineage/families), filled in on load.
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ from typing import Any
 
 import yaml
 
+from lineage import families
 from lineage.workflow.checks import ConfigError
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # LibYAML where PyYAML was built with it
 
 
 def load_schema(path: Path) -> dict[str, Any]:
-    return yaml.load(path.read_text(), Loader=LOADER)
+    """The schema, its `base.family` enum the registered families."""
+    schema = yaml.load(path.read_text(), Loader=LOADER)
+    schema["$defs"]["scale"]["properties"]["base"]["properties"]["family"]["enum"] = families.names()
+    return schema
 
 
 def validate_config(config: dict[str, Any], schema: dict[str, Any]) -> None:
