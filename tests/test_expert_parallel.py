@@ -143,7 +143,7 @@ def test_the_trainer_refuses_a_degree_that_does_not_divide_the_ranks(base, tmp_p
     """The workflow refuses it before any job (tests/reliability/test_config_validation.py); a trainer
     started by hand says the same in one line."""
     out = tmp_path / "refused"
-    with pytest.raises(AssertionError, match="expert_parallel 4 does not divide the 2 ranks"):
+    with pytest.raises(AssertionError, match="--expert-parallel: 4 does not divide the 2 processes of a node"):
         launch("train_sft", train_args(base["base"], base["sft"], out, **{"expert-parallel": 4}), processes=2)
     assert not out.exists()
 

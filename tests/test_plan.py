@@ -8,6 +8,7 @@ import plan
 import pytest
 
 from lineage.modeling import count_params
+from lineage.parallel_dims import MeshError, ParallelDims
 from planning import measured, memory, step_time
 
 
@@ -89,17 +90,17 @@ def test_the_rank_shape_is_one_rank_of_the_card_at_eight_expert_groups(base):
 
 def test_full_sharding_across_nodes_sends_every_gather_over_the_network_and_hybrid_only_gradients():
     params, micro = 31_600_000_000, 32
-    one = step_time.traffic(params, nodes=1, gpus=8, sharding="full", micro_steps=micro)
-    full = step_time.traffic(params, nodes=2, gpus=8, sharding="full", micro_steps=micro // 2)
-    hybrid = step_time.traffic(params, nodes=2, gpus=8, sharding="hybrid", micro_steps=micro // 2)
+    one = step_time.traffic(params, dims=ParallelDims(1, 8, "full"), micro_steps=micro)
+    full = step_time.traffic(params, dims=ParallelDims(2, 8, "full"), micro_steps=micro // 2)
+    hybrid = step_time.traffic(params, dims=ParallelDims(2, 8, "hybrid"), micro_steps=micro // 2)
     assert one.inter_bytes == 0 and one.intra_bytes == pytest.approx(micro * 8 * params * 7 / 8)
     assert full.intra_bytes == 0 and full.inter_bytes == pytest.approx(micro // 2 * 8 * params * 15 / 16)
     # hybrid: one all-reduce of each GPU's fp32 gradient shard per step (2 x (N-1)/N x 4P/G)
     assert hybrid.inter_bytes == pytest.approx(2 * 0.5 * 4 * params / 8)
     assert hybrid.seconds < full.seconds and hybrid.inter_bytes < full.inter_bytes / 100
     # ...at the price of state sharded over one node's GPUs, not all of them
-    assert step_time.shard_group(2, 8, "hybrid") == 8 and step_time.shard_group(2, 8, "full") == 16
-    assert step_time.shard_group(1, 8, "hybrid") == 8
+    assert ParallelDims(2, 8, "hybrid").shard == 8 and ParallelDims(2, 8, "full").shard == 16
+    assert ParallelDims(1, 8, "hybrid").shard == 8
 
 
 ROW = (
@@ -186,9 +187,7 @@ def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     assert eight.static == one.static and eight.gathered < one.gathered / 2
     counts = one.counts
     fsdp = [
-        step_time.traffic(
-            counts.total, nodes=1, gpus=8, sharding="full", micro_steps=8, experts=experts, expert_parallel=e
-        ).intra_bytes
+        step_time.traffic(counts.total, dims=ParallelDims(1, 8, expert=e), micro_steps=8, experts=experts).intra_bytes
         for e in (1, 8)
     ]
     assert fsdp[1] == pytest.approx(fsdp[0] * (counts.total - experts) / counts.total)
@@ -198,10 +197,17 @@ def test_expert_parallel_gathers_only_the_rest_and_pays_an_all_to_all(base):
     assert step_time.all_to_all_bytes(base, tokens, 1, checkpointing=True) == 0
 
 
-@pytest.mark.parametrize("degree", [3, 16])
-def test_an_expert_parallel_degree_that_does_not_divide_is_refused(base, degree):
-    with pytest.raises(SystemExit, match="must divide the 128 routed experts of a layer and the 8 GPUs"):
-        memory.check_expert_parallel(base, degree, gpus=8)
+@pytest.mark.parametrize(
+    "degree, gpus, message",
+    [
+        (16, 8, "--expert-parallel: 16 does not divide the 8 processes of a node (--gpus)"),
+        (3, 12, "--expert-parallel: 3 does not divide the 128 routed experts of a layer"),
+    ],
+)
+def test_an_expert_parallel_degree_that_does_not_divide_is_refused(base, degree, gpus, message):
+    dims = ParallelDims(processes_per_node=gpus, expert=degree, keys=plan.FLAG_KEYS)
+    with pytest.raises(MeshError, match=re.escape(message)):
+        memory.check_expert_parallel(base, dims)
 
 
 def test_steps_are_packed_from_the_token_stats(tmp_path, capsys):
@@ -274,14 +280,11 @@ def test_the_lineage_table_plans_dpo_runs_at_dpo_mfu(capsys):
         count_params(base),
         tokens=tokens,
         loss_share=measured.CHAT_LOSS_SHARE,
-        nodes=1,
-        gpus=8,
-        sharding="full",
+        dims=ParallelDims(1, 8, "full", expert=8),
         micro_steps=round(float(row["micro"])),
         mfu=measured.mfu_at(16384, "dpo"),
         peak_tflops=989.0,
         experts=memory.expert_params(base),
-        expert_parallel=8,
         all_to_all_bytes=step_time.all_to_all_bytes(base, tokens / 8, 8, True),
     )
     assert float(row["fast"]) == pytest.approx(timing.overlapped, abs=0.05)

@@ -39,8 +39,9 @@ def test_what_the_rehearsal_relies_on_in_torch_s_private_fake_group():
         import torch.distributed as dist
         from torch.distributed.fsdp import fully_shard
         from rehearsal import world
+        from lineage.parallel_dims import ParallelDims
 
-        env = world.join(3, 8, 8, torch.device("cpu"))
+        env = world.join(3, ParallelDims(nodes=1, processes_per_node=8), torch.device("cpu"))
         assert dist.get_backend() == "fake" and dist.get_world_size() == 8 and dist.get_rank() == 3
         from lineage.training.dist import all_reduce_sum, rehearsing
         assert rehearsing() and all_reduce_sum(torch.ones(2)).tolist() == [8.0, 8.0]

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
 from lineage.errors import run_cli  # noqa: E402
+from lineage.parallel_dims import SHARDINGS, Keys, ParallelDims  # noqa: E402
 from lineage.training.fsdp import ACCUMULATIONS  # noqa: E402
 from lineage.training.recipe import FUSED_LOSSES  # noqa: E402
 from lineage.workflow.cluster import host_memory_mb  # noqa: E402
@@ -42,20 +43,21 @@ from planning.memory import (  # noqa: E402
     fits,
     plan,
 )
-from planning.step_time import A2A_GBS, INTER_GBS, INTRA_GBS, all_to_all_bytes, shard_group, step_time  # noqa: E402
+from planning.step_time import A2A_GBS, INTER_GBS, INTRA_GBS, all_to_all_bytes, step_time  # noqa: E402
+
+# What the single job's errors name: its degrees are flags.
+FLAG_KEYS = Keys(nodes="--nodes", processes="--gpus", sharding="--sharding", expert_parallel="--expert-parallel")
 
 
-def report(result: Plan, model, args) -> str:
+def report(result: Plan, model, args, dims: ParallelDims) -> str:
     tokens_per_step = args.global_batch_rows * args.tokens_per_row
-    world = args.nodes * args.gpus
+    world = dims.world_size
     micro_steps = max(1, args.global_batch_rows // (args.micro_batch_rows * world))
     timing = step_time(
         result.counts,
         tokens=tokens_per_step,
         loss_share=args.loss_share,
-        nodes=args.nodes,
-        gpus=args.gpus,
-        sharding=args.sharding,
+        dims=dims,
         micro_steps=micro_steps,
         mfu=args.mfu,
         peak_tflops=args.peak_tflops,
@@ -63,10 +65,7 @@ def report(result: Plan, model, args) -> str:
         inter_gbs=args.inter_gbs,
         accumulate=args.accumulate,
         experts=expert_params(model),
-        expert_parallel=args.expert_parallel,
-        all_to_all_bytes=all_to_all_bytes(
-            model, tokens_per_step / world, args.expert_parallel, args.activation_checkpointing
-        ),
+        all_to_all_bytes=all_to_all_bytes(model, tokens_per_step / world, dims.expert, args.activation_checkpointing),
         a2a_gbs=args.a2a_gbs,
     )
     gathered = (
@@ -86,11 +85,11 @@ def report(result: Plan, model, args) -> str:
         ("LM head and loss (logits, or the fused kernel's gradient and chunk)", result.logits),
         ("outside torch's allocator: CUDA context, NCCL buffers", result.reserve),
     ]
-    group = shard_group(args.nodes, args.gpus, args.sharding)
+    group = dims.shard
     lines = [
         f"{args.family}/{args.size}: {result.counts.total / 1e9:.2f}B parameters, "
         f"{result.counts.active / 1e9:.2f}B active; "
-        f"{args.nodes} node(s) x {args.gpus} GPUs of {args.gpu_gib} GiB, {args.sharding} sharding (state "
+        f"{dims.nodes} node(s) x {dims.processes_per_node} GPUs of {args.gpu_gib} GiB, {dims.sharding} sharding (state "
         f"sharded over {group} GPUs); micro-batch {args.micro_batch_rows} x {args.tokens_per_row} tokens, "
         f"{micro_steps} per step",
         "",
@@ -103,11 +102,11 @@ def report(result: Plan, model, args) -> str:
     lines += [
         f"| **peak** | **{result.peak / GIB:.1f}** ({verdict}) |",
         "",
-        f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, args.gpus) / 1024:,.0f} GiB",
+        f"host memory per node (mem_mb: auto): {host_memory_mb(result.counts.total, dims.processes_per_node) / 1024:,.0f} GiB",
         f"step of {args.global_batch_rows} rows x {args.tokens_per_row} tokens: compute {timing.compute:.1f} s "
         f"at MFU {args.mfu:.1%}; communication {moved.seconds:.1f} s ({moved.intra_bytes / 1e9:,.0f} GB per "
         f"GPU within the node at {args.intra_gbs:g} GB/s, {moved.inter_bytes / 1e9:,.0f} GB across nodes at "
-        f"{args.inter_gbs:g} GB/s; expert parallel {args.expert_parallel}: all-to-all {timing.all_to_all:.1f} s); "
+        f"{args.inter_gbs:g} GB/s; expert parallel {dims.expert}: all-to-all {timing.all_to_all:.1f} s); "
         f"step {timing.overlapped:.1f}-{timing.serial:.1f} s (overlapped-serial), "
         f"{tokens_per_step / timing.overlapped / world:,.0f}-{tokens_per_step / timing.serial / world:,.0f} "
         "tokens/s/GPU",
@@ -124,7 +123,7 @@ def main(argv=None) -> int:
     parser.add_argument("--gpus", type=int, default=None, help="GPUs per node (default 8; --lineage: the scale's)")
     parser.add_argument(
         "--sharding",
-        choices=("full", "hybrid"),
+        choices=SHARDINGS,
         default="full",
         help="hybrid: shard within a node, replicate across nodes",
     )
@@ -232,21 +231,22 @@ def main(argv=None) -> int:
     args.family, args.size = args.family or "nemotron_h", args.size or "30b_a3b"
     args.vocab, args.gpus = args.vocab or 131072, args.gpus or 8
     model = build_meta_model(args.family, args.size, args.vocab)
-    check_expert_parallel(model, args.expert_parallel, args.gpus)
+    dims = ParallelDims(args.nodes, args.gpus, args.sharding, args.expert_parallel, FLAG_KEYS)
+    check_expert_parallel(model, dims)
     args.mfu = MEASURED_MFU if args.mfu is None else args.mfu
     result = plan(
         model,
-        gpus=shard_group(args.nodes, args.gpus, args.sharding),
+        gpus=dims.shard,
         micro_tokens=args.micro_batch_rows * args.tokens_per_row,
         checkpointing=args.activation_checkpointing,
         ce_chunk_tokens=args.ce_chunk_tokens,
         loss_share=args.loss_share,
         fused_loss=args.fused_loss,
         accumulate=args.accumulate,
-        expert_parallel=args.expert_parallel,
-        world_size=args.nodes * args.gpus,
+        expert_parallel=dims.expert,
+        world_size=dims.world_size,
     )
-    print(report(result, model, args))
+    print(report(result, model, args, dims))
     return 0
 
 

@@ -38,6 +38,7 @@ from rehearsal.watch import StepWatch  # noqa: E402
 
 from lineage.errors import run_cli  # noqa: E402
 from lineage.modeling import count_params  # noqa: E402
+from lineage.parallel_dims import ParallelDims, check  # noqa: E402
 from lineage.training import packed_attention  # noqa: E402
 from lineage.training.cli import JobOptions  # noqa: E402
 from lineage.training.data import BatchPlan  # noqa: E402
@@ -103,7 +104,7 @@ def parse_args(argv=None):
 
 
 def resolve(args):
-    """(run, recipe, world size, ranks per node, E, device) for the rehearsal, with the flags' overrides."""
+    """(config, lineage, run, recipe, mesh degrees, device) for the rehearsal, with the flags' overrides."""
     config = read_config(overlays=args.configfile, scale=args.scale)
     lineage = build_lineage(config, check_files=False)
     if args.run not in lineage.runs or lineage.runs[args.run].kind not in ("sft", "dpo"):
@@ -123,11 +124,7 @@ def resolve(args):
     recipe = dataclasses.replace(
         run.recipe, steps=args.steps, warmup_steps=min(run.recipe.warmup_steps, args.steps), **changes
     )
-    world_size = args.world or run.world_size
-    per_node = args.ranks_per_node or min(run.processes_per_node, world_size)
-    if world_size % per_node:
-        raise SystemExit(f"--ranks-per-node {per_node} does not divide the {world_size} ranks")
-    degree = args.expert_parallel or run.expert_parallel
+    dims = rehearsed_dims(args, run)
     device = torch.device(args.device or run.device)
     device = (
         torch.device("cuda", 0) if device.type == "cuda" else device
@@ -136,7 +133,24 @@ def resolve(args):
         raise SystemExit(f"{args.run} trains on cuda, but torch sees no GPU here; rehearse it on a GPU machine")
     if problem := packed_attention.refusal(recipe, device.type):
         raise SystemExit(f"{args.run}: {problem}")
-    return config, lineage, run, recipe, world_size, per_node, degree, device
+    return config, lineage, run, recipe, dims, device
+
+
+def rehearsed_dims(args, run) -> ParallelDims:
+    """The run's degrees with the flags' overrides, refused as the trainer would refuse them (but for the
+    experts, which the model's build checks): errors name the flag, or the config key the degree came from."""
+    world_size = args.world or run.world_size
+    per_node = args.ranks_per_node or min(run.processes_per_node, world_size)
+    keys = dataclasses.replace(
+        run.dims.keys,
+        nodes="--world / --ranks-per-node",
+        processes="--ranks-per-node",
+        **({"expert_parallel": "--expert-parallel"} if args.expert_parallel else {}),
+    )
+    degree = args.expert_parallel or run.expert_parallel
+    dims = ParallelDims.from_ranks(world_size, per_node, run.effective_sharding, degree, keys)
+    check(dims)
+    return dims
 
 
 def model_config(config, lineage, layers: int | None):
@@ -153,14 +167,13 @@ def model_config(config, lineage, layers: int | None):
 
 
 def main(args) -> int:
-    config, lineage, run, recipe, world_size, per_node, degree, device = resolve(args)
+    config, lineage, run, recipe, dims, device = resolve(args)
     shape, shape_name = model_config(config, lineage, args.layers)
-    env = world.join(args.rank, world_size, per_node, device)
+    env = world.join(args.rank, dims, device)
+    world_size = dims.world_size
     try:
         plan_ = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, world_size)
-        model = rank_model.rank_model(
-            shape, env, recipe, sharding=run.effective_sharding, accumulate=run.accumulate, expert_parallel=degree
-        )
+        model = rank_model.rank_model(shape, env, recipe, dims=dims, accumulate=run.accumulate)
         covered, routed = world.give_rules(model), rank_model.route_balanced(model)
         kind = run.kind
         head = (train_sft.attach_head_loss if kind == "sft" else train_dpo.attach_head)(model, recipe)
@@ -179,8 +192,8 @@ def main(args) -> int:
         params = count_params(model)
         print(
             f"rehearsal: {args.run} ({kind}) at scale {config['scale']}, rank {env.rank} of {world_size} "
-            f"({per_node} a node), expert parallel {degree}, {run.effective_sharding} sharding; {shape_name}, "
-            f"vocabulary {shape.vocab_size:,}, {params.total:,} parameters ({params.active:,} active); device {device}; head {head}; {covered} FSDP modules, {routed} expert layers routed",
+            f"({dims.processes_per_node} a node), expert parallel {dims.expert}, {dims.effective_sharding} sharding; "
+            f"{shape_name}, vocabulary {shape.vocab_size:,}, {params.total:,} parameters ({params.active:,} active); device {device}; head {head}; {covered} FSDP modules, {routed} expert layers routed",
             flush=True,
         )
         print(f"rehearsal: {ASSUMED}", flush=True)
@@ -195,7 +208,7 @@ def main(args) -> int:
         prof = step_profiler(env, profiled_from, args.profile_steps) if args.profile_steps else None
         with tempfile.TemporaryDirectory() as scratch, prof or contextlib.nullcontext():
             metrics = args.metrics or Path(scratch) / "metrics.jsonl"
-            options = job_options(args, run, metrics, device)
+            options = job_options(args, run, dims, metrics, device)
             began = time.perf_counter()
             try:
                 train(
@@ -221,10 +234,10 @@ def main(args) -> int:
             if not steps:
                 raise SystemExit("rehearsal: stopped before its first step ended; nothing to report")
         held = rank_model.held_bytes(model, optimizer)
-        planned = planned_bytes(shape, run, recipe, world_size, degree)
+        planned = planned_bytes(shape, run, recipe, dims)
         # the profiler's warm-up step and the profiled ones are not timed
         timed_to = profiled_from - 2 if prof else recipe.steps
-        summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, degree, wall)
+        summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, dims.expert, wall)
         print(watch.table(steps, world_size), flush=True)
         print(summary["text"], flush=True)
         if prof:
@@ -239,7 +252,7 @@ def main(args) -> int:
     return 0
 
 
-def job_options(args, run, metrics: Path, device: torch.device) -> JobOptions:
+def job_options(args, run, dims: ParallelDims, metrics: Path, device: torch.device) -> JobOptions:
     """The trainer's options for a rehearsal: nothing saved or resumed, the metrics kept."""
     return JobOptions(
         init=Path("rehearsal"),
@@ -249,9 +262,9 @@ def job_options(args, run, metrics: Path, device: torch.device) -> JobOptions:
         run=args.run,
         metrics=metrics,
         lineage_extra={},
-        sharding=run.effective_sharding,
+        sharding=dims.sharding,
         accumulate=run.accumulate,
-        expert_parallel=args.expert_parallel or run.expert_parallel,
+        expert_parallel=dims.expert,
         save_every=0,
         save_every_minutes=0,
         keep_states=1,
@@ -261,7 +274,7 @@ def job_options(args, run, metrics: Path, device: torch.device) -> JobOptions:
     )
 
 
-def planned_bytes(shape, run, recipe, world_size: int, degree: int):
+def planned_bytes(shape, run, recipe, dims: ParallelDims):
     """The planner's memory per GPU for this rank (workflow/scripts/planning/memory.py), or None where it plans nothing."""
     from transformers import AutoModelForCausalLM
 
@@ -270,14 +283,15 @@ def planned_bytes(shape, run, recipe, world_size: int, degree: int):
     micro_tokens = recipe.tokens_per_pack if recipe.packing else recipe.micro_batch_rows * recipe.row_tokens
     return plan(
         meta,
-        gpus=world_size,
+        gpus=dims.shard,
         micro_tokens=micro_tokens,
         checkpointing=recipe.activation_checkpointing,
         loss_share=CHAT_LOSS_SHARE,
         fused_loss=recipe.fused_loss,
         accumulate=run.accumulate,
-        expert_parallel=degree,
-    ), gpu_reserve(world_size, degree)
+        expert_parallel=dims.expert,
+        world_size=dims.world_size,
+    ), gpu_reserve(dims.world_size, dims.expert)
 
 
 if __name__ == "__main__":

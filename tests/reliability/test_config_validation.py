@@ -106,14 +106,32 @@ def test_schema_refuses_unsafe_run_names():
         ({"scales__embedded__train__nodes": 3}, "cannot be split into micro-batches of 4 rows over 6 processes"),
         ({"scales__embedded__resources__train__mem_mb": "auto"}, "resources.train.mem_mb: auto plans host memory"),
         # the embedded Nemotron-H: 4 routed experts a layer, 2 processes a node
-        ({"scales__embedded__train__expert_parallel": 4}, "expert_parallel: 4) does not divide the 2 processes"),
+        (
+            {"scales__embedded__train__expert_parallel": 4},
+            "runs.stage1_sft: scales.embedded.train.expert_parallel: 4 does not divide the 2 processes of a node",
+        ),
+        # a run's own override is the key named (lineage/parallel_dims.py: one rule, the key it came from)
+        (
+            {"runs__dpo1__overrides__embedded__expert_parallel": 4},
+            "runs.dpo1: runs.dpo1.overrides.embedded.expert_parallel: 4 does not divide the 2 processes of a node "
+            "(scales.embedded.train.processes)",
+        ),
+        (
+            {
+                "scales__embedded__train__nodes": 2,
+                "scales__embedded__train__sharding": "hybrid",
+                "scales__embedded__train__expert_parallel": 2,
+            },
+            "expert_parallel: 2 with hybrid sharding across nodes (scales.embedded.train.sharding: hybrid, "
+            "scales.embedded.train.nodes: 2) is not supported; set scales.embedded.train.sharding to full",
+        ),
         (
             {
                 "scales__embedded__train__expert_parallel": 3,
                 "scales__embedded__train__processes": 3,
                 "scales__embedded__train__global_batch_rows": 12,
             },
-            "expert_parallel: 3) does not divide the 4 routed experts",
+            "scales.embedded.train.expert_parallel: 3 does not divide the 4 routed experts",
         ),
     ],
 )

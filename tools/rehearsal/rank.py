@@ -13,6 +13,7 @@ import torch
 from torch.distributed.tensor import DTensor
 
 from lineage.modeling import CONFIG_CLASSES, SHAPES
+from lineage.parallel_dims import ParallelDims
 from lineage.training import packed_attention
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import expert_modules
@@ -30,8 +31,9 @@ def shape_config(family: str, size: str, vocab_size: int):
     return CONFIG_CLASSES[family](**SHAPES[(family, size)], vocab_size=vocab_size, pad_token_id=0)
 
 
-def rank_model(config, env: DistEnv, recipe: TrainRecipe, *, sharding: str, accumulate: str, expert_parallel: int):
-    """This rank's shard of `config`'s model, sharded as the trainer shards it, weights drawn (module docstring)."""
+def rank_model(config, env: DistEnv, recipe: TrainRecipe, *, dims: ParallelDims, accumulate: str):
+    """This rank's shard of `config`'s model, sharded as the trainer shards it over `dims`, weights drawn (module
+    docstring)."""
     model = sharded_model(
         config,
         env,
@@ -40,9 +42,8 @@ def rank_model(config, env: DistEnv, recipe: TrainRecipe, *, sharding: str, accu
         attn_implementation=packed_attention.attention_implementation(recipe, env.device),
         compile_blocks=recipe.compile,
         experts_implementation=recipe.experts,
-        sharding=sharding,
+        dims=dims,
         accumulate=accumulate,
-        expert_parallel=expert_parallel,
     )
     draw_weights(model, seed=1234 + env.rank)
     model.train()

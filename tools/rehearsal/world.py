@@ -24,14 +24,16 @@ from torch.distributed.fsdp import FSDPModule
 from torch.distributed.fsdp._fully_shard._fsdp_api import AllGather, ReduceScatter
 from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultAllocMixin
 
+from lineage.parallel_dims import ParallelDims
 from lineage.training.dist import REHEARSAL_BACKEND, DistEnv, training_allocator
 from lineage.training.expert_parallel import TokenExchange, expert_modules
 
 
-def join(rank: int, world_size: int, ranks_per_node: int, device: torch.device) -> DistEnv:
-    """This process as rank `rank` of `world_size` (`ranks_per_node` to a node) in torch's fake group."""
+def join(rank: int, dims: ParallelDims, device: torch.device) -> DistEnv:
+    """This process as rank `rank` of the job `dims` lays out (its world, its ranks a node) in torch's fake group."""
     from torch.testing._internal.distributed.fake_pg import FakeStore  # registers the backend
 
+    world_size, ranks_per_node = dims.world_size, dims.processes_per_node
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is not one of the {world_size} ranks 0..{world_size - 1}")
     if device.type == "cuda":

@@ -37,7 +37,7 @@ EXIT_CODES = {
     "PackingError": 4,
     "HeadLossError": 4,
     "FlashAttention4Error": 4,
-    "ExpertParallelError": 4,
+    "MeshError": 4,
     "KernelShapeError": 4,
     "ModelShapeError": 4,
     "CheckpointError": 5,

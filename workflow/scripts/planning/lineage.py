@@ -19,6 +19,7 @@ import torch
 import yaml
 
 from lineage.modeling import count_params
+from lineage.parallel_dims import SHARDINGS, Keys, ParallelDims
 from lineage.training.data import pack_groups
 from lineage.training.recipe import RECIPES
 from lineage.workflow.cluster import host_memory_mb
@@ -27,9 +28,13 @@ from lineage.workflow.trained_model import trained_model
 from planning.measured import CHAT_LOSS_SHARE, MEASURED_MFU, mfu_at
 from planning.memory import GIB, build_meta_model, check_expert_parallel, expert_params, fits, layer_kinds, plan
 from planning.side_jobs import checkpoint_io_note, eval_note, reference_note
-from planning.step_time import all_to_all_bytes, shard_group, step_time
+from planning.step_time import all_to_all_bytes, step_time
 
 CONFIG = Path(__file__).resolve().parents[3] / "config.yaml"
+# What the table's errors name: its degrees are the planner's flags, unless a run's overrides set them.
+FLAG_KEYS = Keys(
+    nodes="--nodes-list", processes="--gpus", sharding="sharding", expert_parallel="--expert-parallel-list"
+)
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,7 @@ class LineagePlan:
         self.counts = count_params(self.model)
         self.experts = expert_params(self.model)
         for degree in args.expert_parallel_list:
-            check_expert_parallel(self.model, degree, args.gpus)
+            check_expert_parallel(self.model, ParallelDims(processes_per_node=args.gpus, expert=degree, keys=FLAG_KEYS))
         self.pairs = PairLengths.read(args.pair_lengths) if args.pair_lengths else None
         self.stats = RowLengths(args.token_stats) if args.token_stats else None
         self.dpo_runs: list[tuple[str, dict, float]] = []  # (name, spec, tokens a step), for the reference jobs
@@ -237,8 +242,10 @@ class LineagePlan:
         run_train, steps, changed = run_settings(self.train, spec, self.args.scale)
         gpus = run_train["processes"] if "processes" in changed else args.gpus
         degrees = [run_train["expert_parallel"]] if "expert_parallel" in changed else args.expert_parallel_list
+        overrides = f"runs.{name}.overrides.{args.scale}"  # errors name the key a degree came from
+        keys = Keys(**{k: f"{overrides}.{k}" if k in changed else v for k, v in vars(FLAG_KEYS).items()})
         for degree in degrees:
-            check_expert_parallel(model, degree, gpus)
+            check_expert_parallel(model, ParallelDims(processes_per_node=gpus, expert=degree, keys=keys))
         micro_tokens = (kind == "sft" and args.pack_tokens) or micro_batch_tokens(run_train, kind)
         mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens, kind)
         notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
@@ -256,32 +263,30 @@ class LineagePlan:
             if kind == "dpo" and not any(name == known for known, _, _ in self.dpo_runs):
                 self.dpo_runs.append((name, spec, step.tokens))
             for degree in degrees:
-                for sharding in ("full", "hybrid") if nodes > 1 else ("full",):
+                for sharding in SHARDINGS if nodes > 1 else ("full",):
+                    dims = ParallelDims(nodes, gpus, sharding, degree, keys)
                     result = plan(
                         model,
-                        gpus=shard_group(nodes, gpus, sharding),
+                        gpus=dims.shard,
                         micro_tokens=micro_tokens,
                         checkpointing=run_train["activation_checkpointing"],
                         loss_share=step.loss_share,
                         fused_loss=speed_settings(run_train, kind)["fused_loss"],
-                        expert_parallel=degree,
-                        world_size=world,
+                        expert_parallel=dims.expert,
+                        world_size=dims.world_size,
                     )
                     timing = step_time(
                         self.counts,
                         tokens=int(step.tokens),
                         loss_share=step.loss_share,
-                        nodes=nodes,
-                        gpus=gpus,
-                        sharding=sharding,
+                        dims=dims,
                         micro_steps=max(1, round(step.micro_steps)),
                         mfu=mfu,
                         peak_tflops=args.peak_tflops,
                         intra_gbs=args.intra_gbs,
                         inter_gbs=args.inter_gbs,
                         experts=self.experts,
-                        expert_parallel=degree,
-                        all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, degree, True),
+                        all_to_all_bytes=all_to_all_bytes(model, step.tokens / world, dims.expert, True),
                         a2a_gbs=args.a2a_gbs,
                     )
                     verdict = "" if fits(result.peak, args.gpu_gib) else " (does not fit)"

@@ -33,6 +33,7 @@ from transformers import AutoModelForCausalLM
 
 from lineage import families
 from lineage.modeling import CONFIG_CLASSES, SHAPES, ParamCounts, count_params, routed_experts
+from lineage.parallel_dims import ParallelDims, check_degrees, check_expert_count, check_expert_in_node
 from lineage.training.fsdp import blocks
 from lineage.training.inplace_cross_entropy import CHUNK_ROWS
 from lineage.training.recipe import FUSED_LOSSES
@@ -164,18 +165,12 @@ def expert_params(module: torch.nn.Module) -> int:
     return sum(p.numel() for m in families.expert_modules(module) for p in m.parameters(recurse=False) if p.dim() == 3)
 
 
-def check_expert_parallel(model: torch.nn.Module, expert_parallel: int, gpus: int) -> None:
-    """Refused where E does not divide the experts of a layer or the GPUs of a node."""
-    if expert_parallel == 1:
-        return
-    experts = routed_experts(model.config)
-    if not experts:
-        raise SystemExit(f"expert parallel {expert_parallel}: {type(model).__name__} has no routed experts")
-    if experts % expert_parallel or gpus % expert_parallel:
-        raise SystemExit(
-            f"expert parallel {expert_parallel} must divide the {experts} routed experts of a layer "
-            f"and the {gpus} GPUs of a node"
-        )
+def check_expert_parallel(model: torch.nn.Module, dims: ParallelDims) -> None:
+    """Refuse an E the trainer refuses: one that does not divide the GPUs of a node or the experts of a layer. (Not
+    hybrid sharding with E > 1, which the trainer also refuses: the planner prices it as a what-if.)"""
+    check_degrees(dims)
+    check_expert_in_node(dims)
+    check_expert_count(dims, routed_experts(model.config))
 
 
 def plan(

@@ -30,6 +30,7 @@ import torch
 
 from lineage import families
 from lineage.modeling import ParamCounts
+from lineage.parallel_dims import ParallelDims
 
 INTRA_GBS = 360.0  # assumed NCCL bus bandwidth within an 8-GPU NVLink node, GB/s per GPU
 INTER_GBS = 45.0  # assumed across nodes: 400 Gb/s per GPU (one NIC each), GB/s
@@ -52,41 +53,34 @@ class Traffic:
 def traffic(
     params: int,
     *,
-    nodes: int,
-    gpus: int,
-    sharding: str,
+    dims: ParallelDims,
     micro_steps: int,
     intra_gbs: float = INTRA_GBS,
     inter_gbs: float = INTER_GBS,
     accumulate: str = "sharded",
     experts: int = 0,
-    expert_parallel: int = 1,
 ) -> Traffic:
-    """FSDP2's collectives per step (the module docstring gives the model); `gpus` is per node.
+    """FSDP2's collectives per step (the module docstring gives the model) on the mesh `dims` lays out.
 
     With expert parallelism E the `experts` parameters are split over E GPUs and each part is
     sharded over the W/E ranks that hold it, so per parameter they move (W/E - 1)/(W/E) / E as much.
     """
-    world = nodes * gpus
-    if expert_parallel > 1:
-        group = world // expert_parallel
-        params = (params - experts) + experts / expert_parallel * ((group - 1) / group) / ((world - 1) / world)
+    world = dims.world_size
+    if dims.expert > 1:
+        group = dims.expert_data
+        params = (params - experts) + experts / dims.expert * ((group - 1) / group) / ((world - 1) / world)
     per_micro = 8.0 * params  # bf16 gather in forward and in backward, fp32 reduce-scatter
     if accumulate == "unsharded":  # one bf16 gather and one fp32 reduce-scatter a step
         per_micro, micro_steps = 6.0 * params, 1
-    if sharding == "hybrid" and nodes > 1:
-        intra = micro_steps * per_micro * (gpus - 1) / gpus
-        inter = 2.0 * (nodes - 1) / nodes * 4.0 * params / gpus
+    if dims.hybrid:  # gathers within a node's shard group; one all-reduce of the gradients across the replicas
+        shard, replicas = dims.shard, dims.replicate
+        intra = micro_steps * per_micro * (shard - 1) / shard
+        inter = 2.0 * (replicas - 1) / replicas * 4.0 * params / shard
         return Traffic(intra, inter, intra / (intra_gbs * 1e9) + inter / (inter_gbs * 1e9))
     moved = micro_steps * per_micro * (world - 1) / world
-    if nodes == 1:
+    if dims.nodes == 1:
         return Traffic(moved, 0.0, moved / (intra_gbs * 1e9))
     return Traffic(0.0, moved, moved / (inter_gbs * 1e9))  # a ring over every rank is as slow as its slowest link
-
-
-def shard_group(nodes: int, gpus: int, sharding: str) -> int:
-    """The ranks that share one copy of the training state: a node (hybrid) or all of them."""
-    return gpus if sharding == "hybrid" and nodes > 1 else nodes * gpus
 
 
 def all_to_all_bytes(
@@ -133,9 +127,7 @@ def step_time(
     *,
     tokens: int,
     loss_share: float,
-    nodes: int,
-    gpus: int,
-    sharding: str,
+    dims: ParallelDims,
     micro_steps: int,
     mfu: float,
     peak_tflops: float,
@@ -143,22 +135,18 @@ def step_time(
     inter_gbs: float = INTER_GBS,
     accumulate: str = "sharded",
     experts: int = 0,
-    expert_parallel: int = 1,
     all_to_all_bytes: float = 0.0,
     a2a_gbs: float = A2A_GBS,
 ) -> StepTime:
     flops = counts.step_flops(tokens, int(tokens * loss_share))
-    compute = step_seconds(flops, nodes * gpus, peak_tflops, mfu)
+    compute = step_seconds(flops, dims.world_size, peak_tflops, mfu)
     moved = traffic(
         counts.total,
-        nodes=nodes,
-        gpus=gpus,
-        sharding=sharding,
+        dims=dims,
         micro_steps=micro_steps,
         intra_gbs=intra_gbs,
         inter_gbs=inter_gbs,
         accumulate=accumulate,
         experts=experts,
-        expert_parallel=expert_parallel,
     )
     return StepTime(compute, moved, all_to_all_bytes / (a2a_gbs * 1e9))

@@ -1,6 +1,7 @@
 """The training loop shared by train_sft.py and train_dpo.py, one concern per module.
 
-dist (process group from the launcher's environment), fsdp (sharded model from a checkpoint),
+dist (process group from the launcher's environment), mesh (the device meshes of lineage/parallel_dims.py's
+degrees), fsdp (sharded model from a checkpoint),
 compiling (torch.compile of a block, kernel-backed mixers eager), moe_dispatch (a MoE layer's
 token copies to their experts and back by gathers), expert_parallel (experts split over ranks), data (batch geometry and a
 data order that is a pure function of the step), losses (summed token and sequence terms),

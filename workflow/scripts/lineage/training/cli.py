@@ -16,7 +16,8 @@ from typing import Any
 
 from lineage.cli import json_object
 from lineage.io import sha256_json
-from lineage.training.fsdp import ACCUMULATIONS, SHARDINGS
+from lineage.parallel_dims import SHARDINGS
+from lineage.training.fsdp import ACCUMULATIONS
 from lineage.training.python_gc import GC_MODES
 from lineage.training.recipe import TrainRecipe, add_recipe_arguments, recipe_from_args
 from lineage.training.tracking import TRACKERS, tracker_names

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from lineage.parallel_dims import ParallelDims
 from lineage.training.lifetime import die_with_parent
 
 
@@ -124,14 +125,13 @@ def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: b
     )
 
 
-def describe_world(env: DistEnv, sharding: str) -> str:
+def describe_world(env: DistEnv, dims: ParallelDims) -> str:
     """'world size 4 on 2 nodes (n1, n2), hybrid sharding': where the ranks run, for the log."""
     hosts: list[str | None] = [None] * env.world_size
     dist.all_gather_object(hosts, socket.gethostname())
     nodes = list(dict.fromkeys(hosts))
     where = f"{len(nodes)} node{'s' if len(nodes) > 1 else ''} ({', '.join(nodes)})"
-    if sharding == "hybrid" and env.local_world_size < env.world_size:
-        sharding = f"hybrid ({env.world_size // env.local_world_size} replicas x {env.local_world_size} shards)"
+    sharding = f"hybrid ({dims.replicate} replicas x {dims.shard} shards)" if dims.hybrid else dims.sharding
     return f"world size {env.world_size} on {where}, {sharding} sharding"
 
 

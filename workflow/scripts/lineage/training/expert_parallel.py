@@ -3,7 +3,7 @@
 With E = 1 FSDP gathers every expert of a layer for every micro-batch, although each token uses
 top-k of them (6 of 128 for the card's Nemotron-H): the gathers, not the matmuls, bound the step.
 With E > 1 the ranks form a 2-D mesh (`dp_mod_ep`, `ep`), ep the inner dimension, so an expert
-group stays within a node. Each `*Experts` module keeps experts r*n/E ... (r+1)*n/E - 1 of ep rank r
+group stays within a node (lineage/parallel_dims.py: the degree's rules; lineage/training/mesh.py: the mesh). Each `*Experts` module keeps experts r*n/E ... (r+1)*n/E - 1 of ep rank r
 as DTensors `Shard(0)` over `ep` (FSDP shards them further over `dp_mod_ep`, and everything else
 over all ranks as before), and its forward:
 
@@ -37,7 +37,6 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
 from lineage import families
-from lineage.modeling import routed_experts
 from lineage.training.moe_dispatch import (
     check_supported,
     dispatch,
@@ -49,32 +48,9 @@ from lineage.training.moe_dispatch import (
 )
 
 
-class ExpertParallelError(ValueError):
-    """An expert-parallel degree that cannot split this model on these ranks."""
-
-
 def expert_modules(model: torch.nn.Module) -> list[torch.nn.Module]:
     """The model families' routed-expert modules (weights stored as 3-D tensors; lineage/families)."""
     return families.expert_modules(model)
-
-
-def check_degree(config, degree: int, world_size: int, local_world_size: int) -> None:
-    """Refuse, before anything runs, an E that does not divide the experts, the ranks or a node."""
-    if degree == 1:
-        return
-    experts = routed_experts(config)
-    if not experts:
-        raise ExpertParallelError(f"expert_parallel {degree}: the model has no routed experts; set it to 1")
-    for what, count in (
-        ("routed experts of a layer", experts),
-        ("ranks", world_size),
-        ("ranks of a node", local_world_size),
-    ):
-        if count % degree:
-            raise ExpertParallelError(
-                f"expert_parallel {degree} does not divide the {count} {what}; "
-                f"choose a divisor of {experts} that divides the GPUs of a node"
-            )
 
 
 def split_experts(model: torch.nn.Module, ep_mesh: DeviceMesh) -> None:

@@ -16,18 +16,19 @@ import dataclasses
 import os
 
 import torch
-from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from transformers import AutoConfig, AutoModelForCausalLM
 
 from lineage.checkpoints.distributed import load_into
 from lineage.checkpoints.load import tied_aliases
 from lineage.modeling import check_kernel_shape, routed_experts
+from lineage.parallel_dims import ParallelDims, check
 from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
 from lineage.training.dist import DistEnv
-from lineage.training.expert_parallel import ExpertParallelError, check_degree, expert_modules, split_experts
+from lineage.training.expert_parallel import expert_modules, split_experts
 from lineage.training.last_product import leave_out_of_recompute
+from lineage.training.mesh import device_mesh, expert_mesh, job_dims
 from lineage.training.moe_dispatch import use_sorted_dispatch
 
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
@@ -42,29 +43,7 @@ def blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     return found
 
 
-SHARDINGS = ("full", "hybrid")
 ACCUMULATIONS = ("sharded", "unsharded")
-
-
-def device_mesh(env: DistEnv, sharding: str = "full"):
-    """full: one dimension over every rank. hybrid: (nodes, ranks per node), parameters sharded
-    within a node and replicated across nodes (HSDP), so only gradients cross the network."""
-    if sharding not in SHARDINGS:
-        raise ValueError(f"sharding {sharding!r}: expected one of {', '.join(SHARDINGS)}")
-    local = env.local_world_size
-    if sharding == "full" or local == env.world_size:
-        return init_device_mesh(env.device.type, (env.world_size,))
-    if env.world_size % local:
-        raise ValueError(
-            f"hybrid sharding needs the same number of ranks on every node; {env.world_size} ranks "
-            f"do not split into nodes of {local}"
-        )
-    return init_device_mesh(env.device.type, (env.world_size // local, local), mesh_dim_names=("replicate", "shard"))
-
-
-def expert_mesh(env: DistEnv, degree: int):
-    """(dp_mod_ep, ep): the ranks of an expert group are consecutive, so they share a node."""
-    return init_device_mesh(env.device.type, (env.world_size // degree, degree), mesh_dim_names=("dp_mod_ep", "ep"))
 
 
 def shard(
@@ -72,9 +51,8 @@ def shard(
     env: DistEnv,
     precision: str,
     compile_blocks: bool = False,
-    sharding: str = "full",
+    dims: ParallelDims | None = None,
     accumulate: str = "sharded",
-    expert_parallel: int = 1,
     activation_checkpointing: bool | str = False,
 ) -> torch.nn.Module:
     """Checkpoint activations (lineage.training.checkpointing), fully_shard every block, then the root;
@@ -85,24 +63,23 @@ def shard(
 
     With compile_blocks each block is compiled on its own before sharding (compiling.py: blocks of
     one kind share a graph, and FSDP's all-gathers stay outside it), as its checkpointing allows.
+
+    `dims` lays out the meshes (lineage/parallel_dims.py; default: full sharding over the launched ranks, E = 1),
+    refused here, before anything runs, where it cannot split this model on these ranks.
     """
+    dims = dims or job_dims(env)
+    check(dims, routed_experts(model.config))
     if activation_checkpointing:
         enable_activation_checkpointing(model, activation_checkpointing)
-    mesh = device_mesh(env, sharding)
+    mesh = device_mesh(env, dims)
     if precision == "bf16":
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     else:
         policy = MixedPrecisionPolicy()
     if accumulate not in ACCUMULATIONS:
         raise ValueError(f"accumulate {accumulate!r}: expected one of {', '.join(ACCUMULATIONS)}")
-    if expert_parallel > 1:  # lineage/training/expert_parallel.py: experts split over ep, sharded over the rest
-        check_degree(model.config, expert_parallel, env.world_size, env.local_world_size)
-        if sharding == "hybrid" and env.local_world_size != env.world_size:
-            raise ExpertParallelError(
-                "expert_parallel with hybrid sharding across nodes is not supported; "
-                "use sharding: full, or expert_parallel: 1"
-            )
-        ep_mesh = expert_mesh(env, expert_parallel)
+    if dims.expert > 1:  # lineage/training/expert_parallel.py: experts split over ep, sharded over the rest
+        ep_mesh = expert_mesh(env, dims)
         split_experts(model, ep_mesh["ep"])
         # the block already cast its inputs; cast here, the router's fp32 weights would reach the experts in bf16 in
         # the forward but in fp32 in a checkpoint's rerun (FSDP casts no inputs while it recomputes): the rerun's
@@ -167,22 +144,21 @@ def sharded_model(
     attn_implementation: str | None = None,
     compile_blocks: bool = False,
     experts_implementation: str | None = None,
-    sharding: str = "full",
+    dims: ParallelDims | None = None,
     accumulate: str = "sharded",
-    expert_parallel: int = 1,
 ) -> torch.nn.Module:
     """The model of `config` built on the meta device, sharded, and given this rank's storage (unset, but for
     the non-persistent buffers such as rotary frequencies, which checkpoints do not hold); fp32 parameters.
 
     attn_implementation None keeps transformers' default for the model (sdpa where supported);
-    experts_implementation applies to MoE models only (transformers' grouped_mm or eager).
+    experts_implementation applies to MoE models only (transformers' grouped_mm or eager); dims: shard's.
     """
     check_kernel_shape(config, env.device)
     config.use_cache = False
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
-    shard(model, env, precision, compile_blocks, sharding, accumulate, expert_parallel, activation_checkpointing)
+    shard(model, env, precision, compile_blocks, dims, accumulate, activation_checkpointing)
     model.to_empty(device=env.device)
     for module in model.modules():
         if module._non_persistent_buffers_set:

@@ -14,11 +14,13 @@ from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import Bundle, load_bundle
 from lineage.modeling import ParamCounts, count_params
+from lineage.parallel_dims import ParallelDims
 from lineage.training import dist as tdist
 from lineage.training import head_loss, packed_attention
 from lineage.training.cli import JobOptions
 from lineage.training.data import BatchPlan
 from lineage.training.fsdp import load_sharded_model
+from lineage.training.mesh import job_dims
 from lineage.training.optim import build_optimizer
 from lineage.training.output import save_final, verify_parent
 from lineage.training.packing import boundary_inputs
@@ -34,6 +36,7 @@ class Start:
     attn_implementation: str
     boundaries: tuple[str, ...]  # the packed micro-batch's inputs the model needs (packing.boundary_inputs)
     plan: BatchPlan
+    dims: ParallelDims  # the job's mesh degrees: its ranks as launched, its sharding and E as asked
     tokenizer: Any
     bundle: Bundle
 
@@ -51,6 +54,7 @@ def start(options: JobOptions, recipe: TrainRecipe, env: tdist.DistEnv) -> Start
         attn_implementation=attn_implementation,
         boundaries=boundaries,
         plan=BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, env.world_size),
+        dims=job_dims(env, options.sharding, options.expert_parallel),
         tokenizer=AutoTokenizer.from_pretrained(options.init),
         bundle=load_bundle(options.init),
     )
@@ -73,13 +77,12 @@ def sharded_model(
         attn_implementation=begun.attn_implementation,
         compile_blocks=recipe.compile,
         experts_implementation=recipe.experts,
-        sharding=options.sharding,
-        expert_parallel=options.expert_parallel,
+        dims=begun.dims,
         accumulate=options.accumulate,
     )
     head = attach_head(model, recipe)
     params: ParamCounts = count_params(model)
-    world = tdist.describe_world(env, options.sharding)  # a collective: every rank calls it
+    world = tdist.describe_world(env, begun.dims)  # a collective: every rank calls it
     tdist.print0(
         f"model: {type(model).__name__}, {params.total:,} parameters ({params.active:,} active), {world}, "
         f"{recipe.precision}, device {env.device}, head {head}, experts {recipe.experts}{note}"

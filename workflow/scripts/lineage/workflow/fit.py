@@ -37,34 +37,33 @@ def check_fit(lineage, settings: dict[str, Any], base: Path) -> None:
 
     from planning.measured import CHAT_LOSS_SHARE
     from planning.memory import GIB, H100_GIB, fits, plan
-    from planning.step_time import shard_group
 
     capacity = settings["train"].get("gpu_gib", H100_GIB)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     planned: dict[tuple, float] = {}
     for name, run in runs.items():
-        recipe = run.recipe
+        recipe, dims = run.recipe, run.dims
         micro_tokens = recipe.tokens_per_pack if recipe.packing else recipe.micro_batch_rows * recipe.row_tokens
-        key = (run.world_size, run.nodes, run.effective_sharding, run.accumulate, run.expert_parallel, micro_tokens)
+        key = (dims.world_size, dims.shard, dims.expert, run.accumulate, micro_tokens)
         key += (recipe.activation_checkpointing, recipe.fused_loss, recipe.ce_chunk_tokens)
         if key not in planned:
             planned[key] = plan(
                 model,
-                gpus=shard_group(run.nodes, run.processes_per_node, run.effective_sharding),
+                gpus=dims.shard,
                 micro_tokens=micro_tokens,
                 checkpointing=recipe.activation_checkpointing,
                 ce_chunk_tokens=recipe.ce_chunk_tokens,
                 loss_share=CHAT_LOSS_SHARE,
                 fused_loss=recipe.fused_loss,
                 accumulate=run.accumulate,
-                expert_parallel=run.expert_parallel,
-                world_size=run.world_size,
+                expert_parallel=dims.expert,
+                world_size=dims.world_size,
             ).peak
         if not fits(planned[key], capacity):
             raise ConfigError(
-                f"runs.{name}: plans {planned[key] / GIB:.1f} GiB a GPU at scale {lineage.scale} ({run.nodes} node(s) "
-                f"x {run.processes_per_node} GPUs, expert parallel {run.expert_parallel}, micro-batches of "
+                f"runs.{name}: plans {planned[key] / GIB:.1f} GiB a GPU at scale {lineage.scale} ({dims.nodes} node(s) "
+                f"x {dims.processes_per_node} GPUs, expert parallel {dims.expert}, micro-batches of "
                 f"{micro_tokens:,} tokens; the CUDA context and NCCL included), more than the {capacity:g} GiB a GPU "
                 f"gives (scales.{lineage.scale}.train.gpu_gib); give it more nodes (runs.{name}.overrides."
                 f"{lineage.scale}.nodes), smaller packs, or GPUs with more memory (set gpu_gib to what torch reports). "

@@ -18,6 +18,8 @@ from typing import Any
 
 from lineage.checkpoints.format import CheckpointError
 from lineage.checkpoints.read import checkpoint_params
+from lineage.parallel_dims import Keys, MeshError, ParallelDims
+from lineage.parallel_dims import check as check_mesh
 from lineage.soup import methods as soup_methods
 from lineage.training.recipe import RECIPES, RecipeError, TrainRecipe
 from lineage.workflow.checks import (
@@ -86,13 +88,9 @@ class Run:
     data: tuple[str, ...] = ()
     rejected: bool = False
     recipe: TrainRecipe | SoupRecipe | None = None
-    nodes: int = 1  # Slurm nodes of its training job
-    processes_per_node: int = 1  # training processes (FSDP ranks) on each node
-    sharding: str = "full"  # full: shard over every rank | hybrid: shard within a node, replicate across nodes
+    # its training job's Slurm nodes, processes (FSDP ranks) a node, sharding and expert-parallel degree
+    dims: ParallelDims = ParallelDims()
     accumulate: str = "sharded"  # sharded: reduce every micro-batch | unsharded: once a step (memory for speed)
-    expert_parallel: int = (
-        1  # routed experts split over this many ranks of a node (lineage/training/expert_parallel.py)
-    )
     device: str = "cpu"  # training device: cpu (gloo) | cuda (nccl)
     save_every: int = 0  # resumable state every k steps (never changes the weights)
     save_every_minutes: float = 0  # ... and when this many minutes passed since the last (0: by steps only)
@@ -101,14 +99,12 @@ class Run:
     lineage_extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in lineage.json beside the recipe
     card: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def world_size(self) -> int:
-        return self.nodes * self.processes_per_node
-
-    @property
-    def effective_sharding(self) -> str:
-        """On one node hybrid sharding is full sharding (nothing to replicate across)."""
-        return self.sharding if self.nodes > 1 else "full"
+    # the degrees the rules and tools read, as dims holds them
+    nodes = property(lambda self: self.dims.nodes)
+    processes_per_node = property(lambda self: self.dims.processes_per_node)
+    expert_parallel = property(lambda self: self.dims.expert)
+    world_size = property(lambda self: self.dims.world_size)
+    effective_sharding = property(lambda self: self.dims.effective_sharding)
 
 
 @dataclass(frozen=True)
@@ -351,7 +347,8 @@ def build_lineage(config: Mapping[str, Any], *, base_dir: str | Path = ".", chec
     check_lineage(lineage, config)
     if check_files:
         check_paths(lineage, settings, Path(base_dir))
-        _check_expert_parallel(lineage, settings, Path(base_dir))
+    _check_mesh(lineage, settings, Path(base_dir) if check_files else None)
+    if check_files:
         check_fit(lineage, settings, Path(base_dir))
     return lineage
 
@@ -367,28 +364,18 @@ def _routed_experts_of_base(settings: Mapping[str, Any], base: Path) -> int | No
     return None if values is None else routed_experts(SimpleNamespace(**values)) or 0
 
 
-def _check_expert_parallel(lineage: Lineage, settings: Mapping[str, Any], base: Path) -> None:
-    """An expert-parallel degree must divide a node's processes and each MoE layer's experts."""
-    degrees = {
-        name: run.expert_parallel
-        for name, run in lineage.runs.items()
-        if run.kind in ("sft", "dpo") and run.built and run.expert_parallel > 1
-    }
-    if not degrees:
-        return
-    experts = _routed_experts_of_base(settings, base)
-    for name, degree in degrees.items():
-        run = lineage.runs[name]
-        where = f"runs.{name} (scales.{lineage.scale}.train.expert_parallel: {degree})"
-        if run.processes_per_node % degree:
-            raise ConfigError(
-                f"{where} does not divide the {run.processes_per_node} processes of a node; experts "
-                "are split within a node"
-            )
-        if experts == 0:
-            raise ConfigError(f"{where}: the model has no routed experts; set expert_parallel: 1")
-        if experts and experts % degree:
-            raise ConfigError(f"{where} does not divide the {experts} routed experts of a layer")
+def _check_mesh(lineage: Lineage, settings: Mapping[str, Any], base: Path | None) -> None:
+    """Each trained run's degrees lay out its ranks as the trainer lays them out (lineage/parallel_dims.py); the
+    expert count is read from the model only for files checked (`base`) and a run that splits experts."""
+    trained = {name: run for name, run in lineage.runs.items() if run.kind in TRAINED and run.built}
+    experts = None
+    if base is not None and any(run.expert_parallel > 1 for run in trained.values()):
+        experts = _routed_experts_of_base(settings, base)
+    for name, run in trained.items():
+        try:
+            check_mesh(run.dims, experts)
+        except MeshError as err:
+            raise ConfigError(f"runs.{name}: {err}") from None
 
 
 def _lineage_order(specs: Mapping[str, Any], data_specs: Mapping[str, Any], stage1_from: str) -> list[str]:
@@ -527,11 +514,8 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
     return Run(
         **common,
         recipe=resolved,
-        nodes=train["nodes"],
-        processes_per_node=train["processes"],
-        sharding=train["sharding"],
+        dims=ParallelDims.from_train(train, _keys(name, spec, scale)),
         accumulate=train["accumulate"],
-        expert_parallel=train.get("expert_parallel", 1),
         device=train["device"],
         save_every=train["save_every"],
         save_every_minutes=float(train.get("save_every_minutes", 0)),
@@ -539,6 +523,12 @@ def _run(name: str, spec: Mapping[str, Any], settings, recipe, scale: str, direc
         report_to=tuple(train.get("report_to", ["tensorboard"])),
         lineage_extra={"card_lr": float(spec["lr"]), "lr_scale": float(train["lr_scale"])},
     )
+
+
+def _keys(name: str, spec: Mapping[str, Any], scale: str) -> Keys:
+    """Where a run's degrees are set, for its errors: the scale's train keys, or the run's overrides of them."""
+    overridden = spec.get("overrides", {}).get(scale, {})
+    return Keys.of_config(f"scales.{scale}.train", f"runs.{name}.overrides.{scale}", overridden)
 
 
 def _resources(settings: Mapping[str, Any], scale: str, runs: Mapping[str, Run], base_dir) -> dict[str, Resources]:
