@@ -163,6 +163,12 @@ def write_items(directory: Path) -> dict[str, Path]:
     return paths
 
 
+def random_prompts(n: int, seed: int, lengths: tuple[int, int], vocab: int = 300) -> list[list[int]]:
+    """n token-id prompts, each's length drawn from [low, high); ids from 3 (past the special tokens) to `vocab`."""
+    rng = random.Random(seed)
+    return [[rng.randrange(3, vocab) for _ in range(rng.randrange(*lengths))] for _ in range(n)]
+
+
 def random_requests(n: int, seed: int, context: tuple[int, int], continuation: tuple[int, int], vocab: int = 300):
     """n (context, continuation) token-id requests, each side's length drawn from [low, high); ids from 3 (past the
     special tokens) to `vocab`."""

@@ -16,19 +16,19 @@ import random
 
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint
+from _eval_fixtures import make_checkpoint, random_prompts
 
 from lineage.checkpoint import load_model
 from lineage.evaluation.continuous_decoding import ContinuousDecoder
-from lineage.evaluation.generation import generate_greedy, left_padded
+from lineage.evaluation.decoders import left_padded
+from lineage.evaluation.generation import generate, generate_greedy
 from lineage.evaluation.graph_decoding import GraphDecoder
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def _prompts(n=10, seed=0):
-    rng = random.Random(seed)
-    return [[rng.randrange(3, 300) for _ in range(rng.randrange(4, 40))] for _ in range(n)]
+    return random_prompts(n, seed, lengths=(4, 40))
 
 
 def _model(tmp_path, arch, dtype):
@@ -105,14 +105,14 @@ def test_float32_continuous_batching_equals_generate(tmp_path):
 def test_float32_sampling_replayed_equals_generate(tmp_path, arch, capsys):
     """The verifier rounds' seeded draws (temperature, top-p, per-prompt noise) inside the captured step
     are generate()'s draws for the same seed."""
-    from lineage.evaluation.generation import generate_sampled
+    from lineage.evaluation.seeded_sampling import SeededSampler
 
     model = _model(tmp_path, arch, torch.float32)
     prompts = _prompts(n=6, seed=2)
     draws = {}
     for cache in ("dynamic", "graph"):
-        out = generate_sampled(
-            model, prompts, samples=4, temperature=0.8, top_p=0.9, seed=5, max_new_tokens=24,
+        out = generate(
+            model, prompts, SeededSampler(5, temperature=0.8, top_p=0.9, samples=4), max_new_tokens=24,
             stop_ids=[], pad_id=0, batch_size=3, cache=cache,
         )  # fmt: skip
         draws[cache] = [[g.token_ids for g in row] for row in out]

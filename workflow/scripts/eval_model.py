@@ -32,7 +32,7 @@ import torch
 from lineage.checkpoint import read_lineage
 from lineage.errors import run_cli
 from lineage.evaluation.benchmarks import BENCHMARKS
-from lineage.evaluation.generation import CACHES
+from lineage.evaluation.decoders import CACHES
 from lineage.evaluation.items import load_items, select_items
 from lineage.evaluation.packed_scoring import unpackable_reason
 from lineage.evaluation.prompts import ChatRenderer
