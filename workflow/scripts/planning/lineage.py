@@ -204,10 +204,13 @@ class LineagePlan:
         ]
         return "\n".join(lines)
 
+    def micro_tokens(self, train: dict, kind: str) -> int:
+        """Tokens of a `kind` micro-batch: --pack-tokens for SFT where given, else the trainer's rule."""
+        return (kind == "sft" and self.args.pack_tokens) or micro_batch_tokens(train, kind)
+
     def header(self) -> str:
         args, train, pairs, stats = self.args, self.train, self.pairs, self.stats
-        sft_pack = args.pack_tokens or micro_batch_tokens(train, "sft")
-        dpo_pack = micro_batch_tokens(train, "dpo")
+        sft_pack, dpo_pack = self.micro_tokens(train, "sft"), self.micro_tokens(train, "dpo")
         mfu_note = (
             f"{args.mfu:.1%} (given)"
             if args.mfu is not None
@@ -239,7 +242,7 @@ class LineagePlan:
         degrees = [run_train["expert_parallel"]] if "expert_parallel" in changed else args.expert_parallel_list
         for degree in degrees:
             check_expert_parallel(model, degree, gpus)
-        micro_tokens = (kind == "sft" and args.pack_tokens) or micro_batch_tokens(run_train, kind)
+        micro_tokens = self.micro_tokens(run_train, kind)
         mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens, kind)
         notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
         shown = f"{name} ({'; '.join(notes)})" if notes else name
