@@ -180,3 +180,22 @@ def random_requests(n: int, seed: int, context: tuple[int, int], continuation: t
         )
         for _ in range(n)
     ]
+
+
+def cuda_model(tmp_path: Path, arch: str, dtype: torch.dtype):
+    """A random model on the GPU: the pico Llama checkpoint, or Nemotron-H at the card Base's widths (one
+    Mamba-2, one attention and one MoE layer, vocabulary 4,096; the Mamba kernels refuse the pico widths)."""
+    if arch == "nemotron_h":
+        from transformers import AutoModelForCausalLM, NemotronHConfig
+
+        from lineage.modeling import _CARD_LAYERS, SHAPES
+
+        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in "M*E"]}
+        torch.manual_seed(7)
+        config = NemotronHConfig(**shape, vocab_size=4096)
+        with torch.device("cuda"):
+            return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
+    from lineage.checkpoint import load_model
+
+    directory = make_checkpoint(tmp_path / arch, seed=7, arch=arch)
+    return load_model(directory, dtype=dtype, device="cuda").eval()

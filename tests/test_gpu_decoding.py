@@ -16,9 +16,8 @@ import random
 
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint, random_prompts
+from _eval_fixtures import cuda_model, random_prompts
 
-from lineage.checkpoint import load_model
 from lineage.evaluation.continuous_decoding import ContinuousDecoder
 from lineage.evaluation.decoders import left_padded
 from lineage.evaluation.generation import generate, generate_greedy
@@ -31,21 +30,6 @@ def _prompts(n=10, seed=0):
     return random_prompts(n, seed, lengths=(4, 40))
 
 
-def _model(tmp_path, arch, dtype):
-    if arch == "nemotron_h":
-        from transformers import AutoModelForCausalLM, NemotronHConfig
-
-        from lineage.modeling import _CARD_LAYERS, SHAPES
-
-        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [_CARD_LAYERS[c] for c in "M*E"]}
-        torch.manual_seed(7)
-        config = NemotronHConfig(**shape, vocab_size=4096)
-        with torch.device("cuda"):
-            return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
-    directory = make_checkpoint(tmp_path / arch, seed=7, arch=arch)
-    return load_model(directory, dtype=dtype, device="cuda").eval()
-
-
 def _decode(model, prompts, *, capture: bool):
     decoder = GraphDecoder(model, batch_size=4, cache_len=48 + 40, max_new_tokens=40, stop_ids=[])
     decoder.advance.capture = capture
@@ -54,7 +38,7 @@ def _decode(model, prompts, *, capture: bool):
 
 
 def test_float32_graph_decoding_equals_generate(tmp_path):
-    model = _model(tmp_path, "llama", torch.float32)
+    model = cuda_model(tmp_path, "llama", torch.float32)
     prompts = _prompts()
     reference = generate_greedy(model, prompts, max_new_tokens=40, stop_ids=[], pad_id=0, batch_size=4)
     decoder, replayed = _decode(model, prompts, capture=True)
@@ -64,7 +48,7 @@ def test_float32_graph_decoding_equals_generate(tmp_path):
 
 @pytest.mark.parametrize("arch", ["llama", "nemotron_h"])
 def test_bfloat16_replay_equals_eager_steps(tmp_path, arch):
-    model = _model(tmp_path, arch, torch.bfloat16)
+    model = cuda_model(tmp_path, arch, torch.bfloat16)
     prompts = _prompts(seed=1)
     decoder, replayed = _decode(model, prompts, capture=True)
     assert decoder.advance.graph is not None, "the decode step was not captured"
@@ -83,7 +67,7 @@ def _continuous(model, prompts, limits, *, capture: bool):
 def test_continuous_batching_replay_equals_eager_steps(tmp_path, arch, dtype):
     """Rows refilled as their answers end (10 prompts through 4 rows): the captured step equals the eager
     one bit for bit. In float32 the MoE's experts are captured too (batched_mm for the step)."""
-    model = _model(tmp_path, arch, dtype)
+    model = cuda_model(tmp_path, arch, dtype)
     prompts = _prompts(seed=2)
     limits = [random.Random(3).randrange(1, 41) for _ in prompts]
     decoder, replayed = _continuous(model, prompts, limits, capture=True)
@@ -94,7 +78,7 @@ def test_continuous_batching_replay_equals_eager_steps(tmp_path, arch, dtype):
 
 
 def test_float32_continuous_batching_equals_generate(tmp_path):
-    model = _model(tmp_path, "llama", torch.float32)
+    model = cuda_model(tmp_path, "llama", torch.float32)
     prompts = _prompts(seed=4)
     reference = generate_greedy(model, prompts, max_new_tokens=40, stop_ids=[], pad_id=0, batch_size=4)
     _, replayed = _continuous(model, prompts, [40] * len(prompts), capture=True)
@@ -107,7 +91,7 @@ def test_float32_sampling_replayed_equals_generate(tmp_path, arch, capsys):
     are generate()'s draws for the same seed."""
     from lineage.evaluation.seeded_sampling import SeededSampler
 
-    model = _model(tmp_path, arch, torch.float32)
+    model = cuda_model(tmp_path, arch, torch.float32)
     prompts = _prompts(n=6, seed=2)
     draws = {}
     for cache in ("dynamic", "graph"):
