@@ -58,7 +58,7 @@ from eval import DTYPES, add_run_arguments, row, top2_gap  # noqa: E402  (benchm
 
 from lineage.checkpoints.load import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
-from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason  # noqa: E402
+from lineage.evaluation.packed_scoring import packed_loglikelihood, scoring_packs  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.scoring import encode_pair, encode_pairs, loglikelihood  # noqa: E402
 from lineage.evaluation.tasks import completion_text  # noqa: E402
@@ -320,9 +320,10 @@ def main(argv=None) -> int:
     generating = f"greedy generation, {len(prompts)} prompts, up to {args.max_new_tokens} new tokens"
     theirs_ll, t_theirs_ll = run(f"{scored}: lm-eval", lambda: theirs.loglikelihood(pairs))
     ours_ll, t_ours_ll = run(f"{scored}: ours", lambda: ours.loglikelihood(pairs))
-    if args.pack_tokens and (reason := unpackable_reason(model)):
-        progress(f"--pack-tokens {args.pack_tokens}: no packed row ({reason})")
-        args.pack_tokens = 0
+    asked = args.pack_tokens
+    args.pack_tokens, why_padded = scoring_packs(model, asked)
+    if why_padded:
+        progress(f"--pack-tokens {asked}: no packed row ({why_padded})")
     packed = Ours(model, chat, args.batch_size, args.max_new_tokens, pack_tokens=args.pack_tokens)
     if args.pack_tokens:
         packed.loglikelihood(pairs[: args.warmup_items])

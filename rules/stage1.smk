@@ -66,8 +66,7 @@ rule verifier_pairs:
         max_new_tokens=L.verifier.max_new_tokens,
         max_pairs=L.verifier.max_pairs_per_prompt,
         batch_size=L.verifier.batch_size,
-        # eval's cache; continuous batching decodes greedily, so its rounds sample on the graph decoder
-        cache="graph" if L.eval.cache == "continuous" else L.eval.cache,
+        cache=L.eval.sampling_cache,
         device=L.eval.device,
         dtype=L.eval.dtype,
         seed=L.shared.seed,

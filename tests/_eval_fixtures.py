@@ -163,6 +163,12 @@ def write_items(directory: Path) -> dict[str, Path]:
     return paths
 
 
+def random_prompts(n: int, seed: int, lengths: tuple[int, int], vocab: int = 300) -> list[list[int]]:
+    """n token-id prompts, each's length drawn from [low, high); ids from 3 (past the special tokens) to `vocab`."""
+    rng = random.Random(seed)
+    return [[rng.randrange(3, vocab) for _ in range(rng.randrange(*lengths))] for _ in range(n)]
+
+
 def random_requests(n: int, seed: int, context: tuple[int, int], continuation: tuple[int, int], vocab: int = 300):
     """n (context, continuation) token-id requests, each side's length drawn from [low, high); ids from 3 (past the
     special tokens) to `vocab`."""
@@ -174,3 +180,23 @@ def random_requests(n: int, seed: int, context: tuple[int, int], continuation: t
         )
         for _ in range(n)
     ]
+
+
+def cuda_model(tmp_path: Path, arch: str, dtype: torch.dtype):
+    """A random model on the GPU: the pico Llama checkpoint, or Nemotron-H at the card Base's widths (one
+    Mamba-2, one attention and one MoE layer, vocabulary 4,096; the Mamba kernels refuse the pico widths)."""
+    if arch == "nemotron_h":
+        from transformers import AutoModelForCausalLM, NemotronHConfig
+
+        from lineage.families.card import CARD_LAYERS
+        from lineage.modeling import SHAPES
+
+        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [CARD_LAYERS[c] for c in "M*E"]}
+        torch.manual_seed(7)
+        config = NemotronHConfig(**shape, vocab_size=4096)
+        with torch.device("cuda"):
+            return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
+    from lineage.checkpoints.load import load_model
+
+    directory = make_checkpoint(tmp_path / arch, seed=7, arch=arch)
+    return load_model(directory, dtype=dtype, device="cuda").eval()

@@ -9,7 +9,7 @@ import random
 
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint
+from _eval_fixtures import make_checkpoint, random_prompts
 
 from lineage.checkpoints.load import load_model
 from lineage.evaluation.generation import Generation, generate_greedy, naive_generate, sequential_generate
@@ -24,9 +24,8 @@ def model(request, tmp_path_factory):
     return load_model(directory, dtype=torch.float32).eval()
 
 
-def _prompts(n=7, seed=0, vocab=300):
-    rng = random.Random(seed)
-    return [[rng.randrange(3, vocab) for _ in range(rng.randrange(2, 24))] for _ in range(n)]
+def _prompts(n=7, seed=0):
+    return random_prompts(n, seed, lengths=(2, 24))
 
 
 def test_loglikelihood_batched_equals_naive(model):

@@ -16,35 +16,18 @@ import random
 
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint
+from _eval_fixtures import cuda_model, random_prompts
 
-from lineage.checkpoints.load import load_model
 from lineage.evaluation.continuous_decoding import ContinuousDecoder
-from lineage.evaluation.generation import generate_greedy, left_padded
+from lineage.evaluation.decoders import left_padded
+from lineage.evaluation.generation import generate, generate_greedy
 from lineage.evaluation.graph_decoding import GraphDecoder
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def _prompts(n=10, seed=0):
-    rng = random.Random(seed)
-    return [[rng.randrange(3, 300) for _ in range(rng.randrange(4, 40))] for _ in range(n)]
-
-
-def _model(tmp_path, arch, dtype):
-    if arch == "nemotron_h":
-        from transformers import AutoModelForCausalLM, NemotronHConfig
-
-        from lineage.families.card import CARD_LAYERS
-        from lineage.modeling import SHAPES
-
-        shape = SHAPES[("nemotron_h", "30b_a3b")] | {"layers_block_type": [CARD_LAYERS[c] for c in "M*E"]}
-        torch.manual_seed(7)
-        config = NemotronHConfig(**shape, vocab_size=4096)
-        with torch.device("cuda"):
-            return AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
-    directory = make_checkpoint(tmp_path / arch, seed=7, arch=arch)
-    return load_model(directory, dtype=dtype, device="cuda").eval()
+    return random_prompts(n, seed, lengths=(4, 40))
 
 
 def _decode(model, prompts, *, capture: bool):
@@ -55,7 +38,7 @@ def _decode(model, prompts, *, capture: bool):
 
 
 def test_float32_graph_decoding_equals_generate(tmp_path):
-    model = _model(tmp_path, "llama", torch.float32)
+    model = cuda_model(tmp_path, "llama", torch.float32)
     prompts = _prompts()
     reference = generate_greedy(model, prompts, max_new_tokens=40, stop_ids=[], pad_id=0, batch_size=4)
     decoder, replayed = _decode(model, prompts, capture=True)
@@ -65,7 +48,7 @@ def test_float32_graph_decoding_equals_generate(tmp_path):
 
 @pytest.mark.parametrize("arch", ["llama", "nemotron_h"])
 def test_bfloat16_replay_equals_eager_steps(tmp_path, arch):
-    model = _model(tmp_path, arch, torch.bfloat16)
+    model = cuda_model(tmp_path, arch, torch.bfloat16)
     prompts = _prompts(seed=1)
     decoder, replayed = _decode(model, prompts, capture=True)
     assert decoder.advance.graph is not None, "the decode step was not captured"
@@ -84,7 +67,7 @@ def _continuous(model, prompts, limits, *, capture: bool):
 def test_continuous_batching_replay_equals_eager_steps(tmp_path, arch, dtype):
     """Rows refilled as their answers end (10 prompts through 4 rows): the captured step equals the eager
     one bit for bit. In float32 the MoE's experts are captured too (batched_mm for the step)."""
-    model = _model(tmp_path, arch, dtype)
+    model = cuda_model(tmp_path, arch, dtype)
     prompts = _prompts(seed=2)
     limits = [random.Random(3).randrange(1, 41) for _ in prompts]
     decoder, replayed = _continuous(model, prompts, limits, capture=True)
@@ -95,7 +78,7 @@ def test_continuous_batching_replay_equals_eager_steps(tmp_path, arch, dtype):
 
 
 def test_float32_continuous_batching_equals_generate(tmp_path):
-    model = _model(tmp_path, "llama", torch.float32)
+    model = cuda_model(tmp_path, "llama", torch.float32)
     prompts = _prompts(seed=4)
     reference = generate_greedy(model, prompts, max_new_tokens=40, stop_ids=[], pad_id=0, batch_size=4)
     _, replayed = _continuous(model, prompts, [40] * len(prompts), capture=True)
@@ -106,14 +89,14 @@ def test_float32_continuous_batching_equals_generate(tmp_path):
 def test_float32_sampling_replayed_equals_generate(tmp_path, arch, capsys):
     """The verifier rounds' seeded draws (temperature, top-p, per-prompt noise) inside the captured step
     are generate()'s draws for the same seed."""
-    from lineage.evaluation.generation import generate_sampled
+    from lineage.evaluation.seeded_sampling import SeededSampler
 
-    model = _model(tmp_path, arch, torch.float32)
+    model = cuda_model(tmp_path, arch, torch.float32)
     prompts = _prompts(n=6, seed=2)
     draws = {}
     for cache in ("dynamic", "graph"):
-        out = generate_sampled(
-            model, prompts, samples=4, temperature=0.8, top_p=0.9, seed=5, max_new_tokens=24,
+        out = generate(
+            model, prompts, SeededSampler(5, temperature=0.8, top_p=0.9, samples=4), max_new_tokens=24,
             stop_ids=[], pad_id=0, batch_size=3, cache=cache,
         )  # fmt: skip
         draws[cache] = [[g.token_ids for g in row] for row in out]

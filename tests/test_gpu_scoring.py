@@ -12,8 +12,7 @@ import importlib.util
 
 import pytest
 import torch
-from _eval_fixtures import random_requests
-from test_gpu_decoding import _model
+from _eval_fixtures import cuda_model, random_requests
 
 from lineage.evaluation.generation import generate_greedy
 from lineage.evaluation.packed_scoring import attention_for_packing, first_fit, packed_loglikelihood, unpackable_reason
@@ -36,7 +35,7 @@ def _requests(n, seed):
 
 @pytest.fixture(scope="module", params=ARCHS)
 def model(request, tmp_path_factory):
-    return _model(tmp_path_factory.mktemp(request.param), request.param, torch.float16)
+    return cuda_model(tmp_path_factory.mktemp(request.param), request.param, torch.float16)
 
 
 def test_packable_through_the_varlen_kernel(model):
@@ -56,7 +55,7 @@ def test_generation_after_packed_scoring_is_unchanged(model):
 
 
 def test_float32_is_scored_padded_with_a_reason(tmp_path):
-    model = _model(tmp_path, "llama", torch.float32)
+    model = cuda_model(tmp_path, "llama", torch.float32)
     assert "bfloat16 or float16" in unpackable_reason(model)
     with pytest.raises(PackingError, match="score padded"):
         packed_loglikelihood(model, _requests(2, seed=0), pack_tokens=2048)

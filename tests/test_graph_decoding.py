@@ -4,15 +4,15 @@ What the GPU adds, capture and replay, is checked by tests/test_gpu_decoding.py;
 decoder's own bookkeeping (fixed batch, stop checks, refusals) against generate's output.
 """
 
-import random
 from types import SimpleNamespace
 
 import pytest
 import torch
-from _eval_fixtures import make_checkpoint
+from _eval_fixtures import make_checkpoint, random_prompts
 
 from lineage.checkpoints.load import load_model
-from lineage.evaluation.generation import generate_greedy, left_padded, naive_generate
+from lineage.evaluation.decoders import left_padded
+from lineage.evaluation.generation import generate_greedy, naive_generate
 from lineage.evaluation.graph_decoding import GraphDecoder, unsupported_reason
 
 
@@ -23,8 +23,7 @@ def model(tmp_path_factory):
 
 
 def _prompts(n, seed):
-    rng = random.Random(seed)
-    return [[rng.randrange(3, 300) for _ in range(rng.randrange(2, 20))] for _ in range(n)]
+    return random_prompts(n, seed, lengths=(2, 20))
 
 
 def test_decoding_stops_once_every_row_has_stopped(model):

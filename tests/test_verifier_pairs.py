@@ -12,8 +12,9 @@ from workflow_helpers import REPO
 
 from lineage.checkpoints.load import load_model
 from lineage.data.verifier import Overlap, build_pairs, find_overlap, normalize, verify
-from lineage.evaluation.generation import generate_sampled
+from lineage.evaluation.generation import generate
 from lineage.evaluation.prompts import ChatRenderer
+from lineage.evaluation.seeded_sampling import SeededSampler
 from lineage.io import DataError, load_jsonl
 
 MATH = {
@@ -121,13 +122,10 @@ def test_sampling_is_reproducible_and_draws_distinct_answers(tmp_path):
     prompts = [chat.encode(chat.render(chat.with_system([{"role": "user", "content": t}]))) for t in ("a", "b c")]
 
     def draw(seed):
-        out = generate_sampled(
+        out = generate(
             model,
             prompts,
-            samples=4,
-            temperature=1.0,
-            top_p=1.0,
-            seed=seed,
+            SeededSampler(seed, temperature=1.0, top_p=1.0, samples=4),
             max_new_tokens=6,
             stop_ids=chat.stop_token_ids(),
             pad_id=chat.pad_token_id(),
@@ -151,13 +149,10 @@ def test_a_prompts_samples_do_not_depend_on_its_batch_or_decoder(tmp_path):
     prompts = [chat.encode(chat.render(chat.with_system([{"role": "user", "content": t}]))) for t in texts]
 
     def draw(batch_size, cache="dynamic"):
-        out = generate_sampled(
+        out = generate(
             model,
             prompts,
-            samples=3,
-            temperature=1.0,
-            top_p=0.9,
-            seed=11,
+            SeededSampler(11, temperature=1.0, top_p=0.9, samples=3),
             max_new_tokens=6,
             stop_ids=chat.stop_token_ids(),
             pad_id=chat.pad_token_id(),

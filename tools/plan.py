@@ -212,7 +212,7 @@ def main(argv=None) -> int:
         type=int,
         default=None,
         metavar="N",
-        help="--lineage: SFT packs of N tokens (default: the full scale's train.speed.pack_tokens)",
+        help="--lineage: SFT packs of N tokens (default: the scale's own, TrainRecipe.micro_batch_tokens)",
     )
     parser.add_argument(
         "--token-stats",

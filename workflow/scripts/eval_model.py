@@ -33,9 +33,9 @@ from lineage.checkpoints.directory import read_lineage
 from lineage.checkpoints.distributed import load_replica
 from lineage.errors import run_cli
 from lineage.evaluation.benchmarks import BENCHMARKS
-from lineage.evaluation.generation import CACHES
+from lineage.evaluation.decoders import CACHES
 from lineage.evaluation.items import load_items, select_items
-from lineage.evaluation.packed_scoring import unpackable_reason
+from lineage.evaluation.packed_scoring import scoring_packs
 from lineage.evaluation.prompts import ChatRenderer
 from lineage.evaluation.replicas import Replicas
 from lineage.evaluation.tasks import RunOptions
@@ -237,9 +237,10 @@ def main(argv=None) -> int:
         chat, lineage = ChatRenderer(args.model), read_lineage(args.model)
         where = f" on each of {env.world_size} ranks" if env.world_size > 1 else ""
         tdist.print0(f"loaded {args.model}{where} in {time.perf_counter() - started:.1f}s; {len(parts)} parts")
-        if args.pack_tokens and (reason := unpackable_reason(model)):
-            tdist.print0(f"--pack-tokens {args.pack_tokens}: scoring padded instead ({reason})")
-            args.pack_tokens = 0
+        asked = args.pack_tokens
+        args.pack_tokens, why_padded = scoring_packs(model, asked)
+        if why_padded:
+            tdist.print0(f"--pack-tokens {asked}: scoring padded instead ({why_padded})")
         for number, (part, selected) in enumerate(zip(parts, selections, strict=True), start=1):
             tdist.print0(f"[{number}/{len(parts)}] ", end="")
             evaluate(args, part, selected, model, chat, lineage, replicas)

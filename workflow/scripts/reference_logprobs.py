@@ -35,7 +35,7 @@ from lineage.chat import TRUNCATION_MODES, load_bundle
 from lineage.checkpoints.directory import read_lineage
 from lineage.checkpoints.distributed import load_replica
 from lineage.errors import run_cli
-from lineage.evaluation.packed_scoring import packed_loglikelihood, unpackable_reason
+from lineage.evaluation.packed_scoring import packed_loglikelihood, scoring_packs
 from lineage.evaluation.scoring import loglikelihood
 from lineage.io import DataError, write_jsonl
 from lineage.pair_rows import PAIR_FIELDS
@@ -70,14 +70,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def score(model, requests, args, pad_id: int) -> tuple[list[float], str]:
     """Summed log-prob of every request, and how they were computed."""
-    why_padded = unpackable_reason(model) if args.pack_tokens else "--pack-tokens 0"
-    if why_padded is None:
+    pack_tokens, why_padded = scoring_packs(model, args.pack_tokens)
+    if pack_tokens:
         scores = packed_loglikelihood(
-            model, requests, pack_tokens=args.pack_tokens, pad_id=pad_id, max_length=args.max_length
+            model, requests, pack_tokens=pack_tokens, pad_id=pad_id, max_length=args.max_length
         )
-        method = f"packed, {args.pack_tokens} tokens"
+        method = f"packed, {pack_tokens} tokens"
     else:
-        tdist.print0(f"scoring padded: {why_padded}")
+        tdist.print0(f"scoring padded: {why_padded or '--pack-tokens 0'}")
         scores = loglikelihood(model, requests, batch_size=args.batch_size, pad_id=pad_id, max_length=args.max_length)
         method = f"padded, {args.batch_size} sequences a batch"
     if any(s.truncated for s in scores):

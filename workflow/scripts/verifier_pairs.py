@@ -32,9 +32,11 @@ import torch  # noqa: E402
 from lineage.checkpoints.distributed import load_replica  # noqa: E402
 from lineage.data.verifier import build_pairs, check_prompt, find_overlap, messages, verify  # noqa: E402
 from lineage.errors import run_cli  # noqa: E402
-from lineage.evaluation.generation import generate_sampled  # noqa: E402
+from lineage.evaluation.decoders import SAMPLING_CACHES  # noqa: E402
+from lineage.evaluation.generation import generate  # noqa: E402
 from lineage.evaluation.prompts import ChatRenderer  # noqa: E402
 from lineage.evaluation.replicas import Replicas  # noqa: E402
+from lineage.evaluation.seeded_sampling import SeededSampler  # noqa: E402
 from lineage.io import DataError, read_jsonl, write_json, write_jsonl  # noqa: E402
 from lineage.training import dist as tdist  # noqa: E402
 
@@ -61,7 +63,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--cache",
         default="dynamic",
-        choices=["dynamic", "static", "graph"],
+        choices=SAMPLING_CACHES,
         help="KV cache: generate()'s dynamic or static, or the CUDA-graph decoder (GPUs)",
     )
     parser.add_argument("--seed", type=int, default=1234)
@@ -97,13 +99,10 @@ def sample_pairs(args: argparse.Namespace, items: list[dict], model, replicas: R
     """Sample, check and pair (this rank's share of the batches sampled, every rank gets all)."""
     chat = ChatRenderer(args.model)
     prompts = [chat.encode(chat.render(chat.with_system(messages(item)))) for item in items]
-    generations = generate_sampled(
+    generations = generate(
         model,
         prompts,
-        samples=args.samples,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        seed=args.seed,
+        SeededSampler(args.seed, args.temperature, args.top_p, samples=args.samples),
         max_new_tokens=args.max_new_tokens,
         stop_ids=chat.stop_token_ids(),
         pad_id=chat.pad_token_id(),

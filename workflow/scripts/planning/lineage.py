@@ -209,10 +209,13 @@ class LineagePlan:
         ]
         return "\n".join(lines)
 
+    def micro_tokens(self, train: dict, kind: str) -> int:
+        """Tokens of a `kind` micro-batch: --pack-tokens for SFT where given, else the trainer's rule."""
+        return (kind == "sft" and self.args.pack_tokens) or micro_batch_tokens(train, kind)
+
     def header(self) -> str:
         args, train, pairs, stats = self.args, self.train, self.pairs, self.stats
-        sft_pack = args.pack_tokens or micro_batch_tokens(train, "sft")
-        dpo_pack = micro_batch_tokens(train, "dpo")
+        sft_pack, dpo_pack = self.micro_tokens(train, "sft"), self.micro_tokens(train, "dpo")
         mfu_note = (
             f"{args.mfu:.1%} (given)"
             if args.mfu is not None
@@ -246,7 +249,7 @@ class LineagePlan:
         keys = Keys(**{k: f"{overrides}.{k}" if k in changed else v for k, v in vars(FLAG_KEYS).items()})
         for degree in degrees:
             check_expert_parallel(model, ParallelDims(processes_per_node=gpus, expert=degree, keys=keys))
-        micro_tokens = (kind == "sft" and args.pack_tokens) or micro_batch_tokens(run_train, kind)
+        micro_tokens = self.micro_tokens(run_train, kind)
         mfu = args.mfu if args.mfu is not None else mfu_at(micro_tokens, kind)
         notes = (["rejected"] if spec.get("rejected") else []) + [f"{k} {changed[k]}" for k in sorted(changed)]
         shown = f"{name} ({'; '.join(notes)})" if notes else name

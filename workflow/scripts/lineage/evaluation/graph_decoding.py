@@ -172,7 +172,7 @@ class StaticDecoder:
         self.positions = torch.zeros((batch_size, 1), dtype=torch.long, **on)
         self.key_ok = torch.zeros((batch_size, cache_len), dtype=torch.bool, **on)  # cache positions a row sees
         self.limit = torch.full((batch_size,), max_new_tokens, dtype=torch.long, **on)  # tokens a row may have
-        self.sampler = sampler  # None: greedy; a SeededSampler: seeded draws
+        self.sampler = sampler  # a picker (lineage/evaluation/pickers.py); None: greedy
         if sampler is not None:
             sampler.bind(batch_size, self.device)
         self.advance = StepReplay(self._captured_step, self.device)

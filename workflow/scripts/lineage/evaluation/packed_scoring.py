@@ -69,6 +69,13 @@ def unpackable_reason(model) -> str | None:
     return None
 
 
+def scoring_packs(model, pack_tokens: int) -> tuple[int, str | None]:
+    """(pack size, why padded): what a scoring job asked for (`pack_tokens`, 0 for padded batches), or 0
+    and the reason where `model` cannot be packed on its device. Every job that scores decides here."""
+    reason = unpackable_reason(model) if pack_tokens else None
+    return (0, reason) if reason else (pack_tokens, None)
+
+
 def first_fit(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Indices grouped longest first into bins of at most `budget` tokens (a longer request gets a bin
     of its own): fewer, fuller sequences than packing in order."""

@@ -44,38 +44,38 @@ def gumbel(seed: int, keys: torch.Tensor, step: int | torch.Tensor, vocab: int) 
     return -torch.log(-torch.log(uniform(seed, keys, step, vocab)))
 
 
-class PromptSeededNoise:
-    """A transformers logits processor that adds each row's Gumbel noise; decoding greedily then samples.
-
-    `keys[r]` names row r's draw (prompt index x samples + sample index); the step is the count of
-    tokens generated so far (`input_ids` beyond the padded prompt width)."""
-
-    def __init__(self, seed: int, keys: torch.Tensor, prompt_width: int):
-        self.seed, self.keys, self.prompt_width = seed, keys, prompt_width
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        step = input_ids.shape[1] - self.prompt_width
-        noise = gumbel(self.seed, self.keys.to(scores.device), step, scores.shape[-1])
-        return scores + noise.to(scores.dtype)
-
-
 def sampling_warpers(temperature: float, top_p: float) -> list:
-    """transformers' temperature and top-p warpers, in generate's order: both samplers filter with these."""
+    """transformers' temperature and top-p warpers, in generate's order."""
     from transformers import TemperatureLogitsWarper, TopPLogitsWarper
 
     return [TemperatureLogitsWarper(temperature)] + ([TopPLogitsWarper(top_p)] if top_p < 1 else [])
 
 
 class SeededSampler:
-    """The same draw as `PromptSeededNoise` under `generate`, for the static decoders: temperature and
-    top-p by transformers' own warpers, then the noise, on a decoder's float32 logits. Its row keys
-    live in a fixed device tensor (`bind`, then `set_keys` per batch), so a decode step that reads
-    them can be captured as a CUDA graph."""
+    """A picker (lineage/evaluation/pickers.py) that draws `samples` answers per prompt: temperature and
+    top-p by transformers' own warpers, then each row's Gumbel noise (`noised`, the one place both kinds
+    of decoder draw through). Row keys are prompt index x samples + sample index. Batches keep the
+    prompt order the verifier rounds have always sampled in (another order would regroup the prompts
+    and move their logits by float rounding)."""
 
-    def __init__(self, seed: int, temperature: float, top_p: float):
-        self.seed = seed
+    greedy = False
+    longest_first = False
+
+    def __init__(self, seed: int, temperature: float, top_p: float, samples: int = 1):
+        if samples < 1 or temperature <= 0 or not 0 < top_p <= 1:
+            raise ValueError(f"samples={samples}, temperature={temperature}, top_p={top_p}: need >= 1, > 0, (0, 1]")
+        self.seed, self.samples = seed, samples
         self.warpers = sampling_warpers(temperature, top_p)
         self.keys: torch.Tensor | None = None
+
+    def noised(self, logits: torch.Tensor, keys: torch.Tensor, step: int | torch.Tensor) -> torch.Tensor:
+        """The warped logits plus each row's noise for `step`: their argmax is the draw."""
+        for warper in self.warpers:
+            logits = warper(None, logits)
+        return logits + gumbel(self.seed, keys, step, logits.shape[-1]).to(logits.dtype)
+
+    def processors(self, keys: torch.Tensor, prompt_width: int) -> list:
+        return [_GenerateNoise(self, keys, prompt_width)]
 
     def bind(self, rows: int, device: torch.device) -> None:
         self.keys = torch.zeros((rows,), dtype=torch.int64, device=device)
@@ -88,6 +88,15 @@ class SeededSampler:
 
     def __call__(self, logits: torch.Tensor, step: int | torch.Tensor) -> torch.Tensor:
         assert self.keys is not None, "bind() first"
-        for warper in self.warpers:
-            logits = warper(None, logits)
-        return logits + gumbel(self.seed, self.keys, step, logits.shape[-1]).to(logits.dtype)
+        return self.noised(logits, self.keys, step)
+
+
+class _GenerateNoise:
+    """The sampler as one transformers logits processor: the step is the count of tokens generated so far
+    (`input_ids` beyond the padded prompt width)."""
+
+    def __init__(self, sampler: SeededSampler, keys: torch.Tensor, prompt_width: int):
+        self.sampler, self.keys, self.prompt_width = sampler, keys, prompt_width
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return self.sampler.noised(scores, self.keys.to(scores.device), input_ids.shape[1] - self.prompt_width)

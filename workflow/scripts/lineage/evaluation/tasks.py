@@ -24,7 +24,7 @@ class RunOptions:
     max_new_tokens: int | None = None  # None: the benchmark's own
     max_batch_tokens: int | None = None  # log-likelihood batches: rows x longest row
     pack_tokens: int | None = None  # log-likelihood on packed sequences of this many tokens (None: padded)
-    cache: str = "dynamic"  # generation's KV cache (lineage/evaluation/generation.py)
+    cache: str = "dynamic"  # generation's KV cache (lineage/evaluation/decoders.py)
     bucket: int = 1  # generation prompts padded to a multiple of this
     replicas: Replicas = ONE  # the ranks sharing the batches (lineage/evaluation/replicas.py)
 

@@ -52,6 +52,12 @@ class EvalSettings:
         generation = {"max_new_tokens": self.max_new_tokens, "cache": self.cache, "bucket": self.bucket}
         return options | (generation if benchmark.generates else {"pack_tokens": self.pack_tokens})
 
+    @property
+    def sampling_cache(self) -> str:
+        """The cache the verifier rounds sample on: the eval's, graph where that is continuous (continuous
+        batching decodes greedily; lineage/evaluation/decoders.py)."""
+        return "graph" if self.cache == "continuous" else self.cache
+
     def scoring_pack_tokens(self, longest: int) -> int:
         """Packs for scoring sequences of up to `longest` tokens outside an eval job (a DPO reference): the eval's
         pack size, raised to hold the longest; 0 where the eval scores padded batches."""
