@@ -13,6 +13,7 @@ import collections
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -109,17 +110,14 @@ def edited(path: Path, change):
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
-def why_rerun(built: Path) -> str:
+def why_rerun(built: Path, *args: str, check: bool = True) -> str:
     """workflow/scripts/why_rerun.py's account of the stale jobs."""
     env = {**os.environ, "PYTHONPATH": str(built / "workflow/scripts")}
-    return subprocess.run(
-        [sys.executable, "workflow/scripts/why_rerun.py"],
-        cwd=built,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    proc = subprocess.run(
+        [sys.executable, "workflow/scripts/why_rerun.py", *args], cwd=built, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 or not check, proc.stdout + proc.stderr
+    return proc.stdout if check else f"exit {proc.returncode}\n{proc.stdout}"
 
 
 def overlay(tmp_path: Path, text: str) -> str:
@@ -240,6 +238,32 @@ def test_a_function_body_changed_in_io_reruns_every_job_that_imports_it(built, d
     assert why.count("code: the syntax of lineage/io.py changed") == len(seeds), why  # each job, by name
 
 
+def test_a_refactor_proven_identical_is_taken_by_touch_without_rebuilding(built, dag):
+    """docs/staleness.md "Taking a refactor": a change to every job's code (a body in lineage/io.py, as a moved
+    module is) plans the whole lineage; where the outputs are proven byte-identical, why_rerun.py --code-only
+    passes and `snakemake --touch` records the built outputs as this code's, none rewritten."""
+    scripts, results = built / "workflow/scripts", built / "results/embedded"
+    companions = {p: p.read_bytes() for p in results.rglob("*.sha256")}
+
+    def moved(text: str) -> str:
+        old = "    return [obj for _, obj in read_jsonl(path)]\n"
+        return text.replace(old, "    rows = [obj for _, obj in read_jsonl(path)]\n    return rows\n")
+
+    jobs = {job for edge in dag for job in edge if not aggregate(job)}
+    try:
+        with edited(scripts / "lineage/io.py", moved):
+            assert stale(TARGET, cwd=built) == jobs
+            why = why_rerun(built, "--code-only")  # exit 0: every stale job is stale by its code alone
+            stale_count, total = map(int, re.search(r"(\d+) of (\d+) built jobs are stale", why).groups())
+            assert stale_count == total and "data:" not in why, why
+            snakemake("--touch", "--cores", "1", TARGET, cwd=built)
+            assert planned_jobs(TARGET, cwd=built) == {}
+            assert {p: p.read_bytes() for p in results.rglob("*.sha256")} == companions  # no artifact rewritten
+    finally:  # the edit undone is a code change too: taken back the same way
+        snakemake("--touch", "--cores", "1", TARGET, cwd=built)
+    assert planned_jobs(TARGET, cwd=built) == {}
+
+
 def test_editing_a_script_that_no_job_runs_plans_nothing(built):
     with edited(built / "workflow/scripts/why_rerun.py", lambda text: text + "\n_EDITED = True\n"):
         assert planned_jobs(TARGET, cwd=built) == {}
@@ -306,6 +330,7 @@ def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_afte
         export.write_bytes(data[:at] + (b"Y" if data[at : at + 1] == b"X" else b"X") + data[at + 1 :])
         planned = stale(TARGET, cwd=built)
         why = why_rerun(built)
+        code_only = why_rerun(built, "--code-only", check=False)
     finally:
         export.write_bytes(data)
         os.utime(export, ns=(stat.st_atime_ns, stat.st_mtime_ns))
@@ -314,6 +339,7 @@ def test_a_changed_byte_in_the_battle_export_reruns_the_data_stages_and_all_afte
     assert (
         "read_battles (" in why and "data: results/embedded/inputs/resources/sample/battles.jsonl.sha256 changed" in why
     )
+    assert code_only.startswith("exit 1") and "stale by data, not code alone: data_audit, read_battles" in code_only
     assert planned_jobs(TARGET, cwd=built) == {}  # the export's bytes back: nothing (its companion follows them)
 
 

@@ -14,6 +14,12 @@ Other params (recipes, settings) are Snakemake's to diff: `snakemake --list-para
 Run as (in the workflow's directory):
     python workflow/scripts/why_rerun.py              # every built job that is stale by code or data
     python workflow/scripts/why_rerun.py --rule sftw2
+    python workflow/scripts/why_rerun.py --code-only  # exit 1 unless every stale job is stale by code alone
+
+`--code-only` is the check before taking a refactor whose outputs were proven byte-identical without
+rebuilding (`snakemake --touch <target>`, docs/staleness.md "Taking a refactor"): it fails when any job is
+stale by data, which a refactor never makes. Recipe and setting edits are params it does not compare: take
+a refactor onto a config you have not edited since the build.
 """
 
 from __future__ import annotations
@@ -91,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rule", action="append", default=[], help="only jobs of this rule (repeatable)")
     parser.add_argument("--metadata", type=Path, default=Path(".snakemake/metadata"))
+    parser.add_argument(
+        "--code-only", action="store_true", help="exit 1 unless every stale job is stale by code alone (no data)"
+    )
     args = parser.parse_args(argv)
     if not args.metadata.is_dir():
         print(f"why_rerun: no {args.metadata}: nothing was built here yet", file=sys.stderr)
@@ -110,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {reason}")
     stale = sum(1 for reasons in seen.values() if reasons)
     print(f"why_rerun: {stale} of {len(seen)} built jobs are stale by code or data")
+    by_data = sorted(rule for (rule, _), reasons in seen.items() if any(r.startswith("data:") for r in reasons))
+    if args.code_only and by_data:
+        print(f"why_rerun: stale by data, not code alone: {', '.join(by_data)}; rebuild them, do not --touch")
+        return 1
     return 0
 
 
