@@ -58,6 +58,27 @@ class Imports:
                         self.follow(file, needed_now)
                 elif name not in sys.stdlib_module_names:
                     (self.at_start if needed_now else self.on_demand).setdefault(name, _relative(path))
+        listing = _lists_folder(tree) if path.name == "__init__.py" else None
+        if listing:  # a registry that imports the modules its folder holds (pkgutil.iter_modules)
+            for module in sorted(path.parent.glob("*.py")):
+                if module != path:
+                    self.follow(module, at_start and listing == "at start")
+
+
+def _lists_folder(tree: ast.Module) -> str | None:
+    """ "at start" where a package lists its folder to import its modules at import time (at module level, or in
+    a function module-level code calls, as `BENCHMARKS = _collect()`), "on demand" where only a later call does
+    (the families' registry), None where it does not list it."""
+
+    def lists(node) -> bool:
+        return any(isinstance(n, ast.Call) and ast.unparse(n.func).endswith("iter_modules") for n in ast.walk(node))
+
+    listers = {f.name for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and lists(f)}
+    top = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    called = {ast.unparse(n.func) for s in top for n in ast.walk(s) if isinstance(n, ast.Call)}
+    if any(lists(s) for s in top) or listers & called:
+        return "at start"
+    return "on demand" if listers else None
 
 
 def _imports(body, in_function=False, optional=False):

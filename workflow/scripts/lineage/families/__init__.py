@@ -12,6 +12,7 @@ config schema reads `names()` when Snakemake starts); a family's module loads wh
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,23 @@ def get(name: str) -> Family:
             f"no model family {name!r}; known: {', '.join(REGISTRY)}. A new family is a module in "
             "lineage/families/ and its line in lineage/families/__init__.py REGISTRY"
         )
+    _check_registered()
     return importlib.import_module(REGISTRY[name]).FAMILY
+
+
+@cache
+def _check_registered() -> None:
+    """Refuse a family module of this folder that no REGISTRY line names. Listing the folder is also how the
+    workflow's code tracking sees every family module in the import closure of the scripts that read the
+    registry (lineage/workflow/codedeps.py), so an edit of one reruns the jobs it can change."""
+    helpers = {"family", "card"}
+    registered = {module.rsplit(".", 1)[-1] for module in REGISTRY.values()}
+    unregistered = sorted({m.name for m in pkgutil.iter_modules(__path__)} - helpers - registered)
+    if unregistered:
+        raise UnknownFamilyError(
+            f"lineage/families/{unregistered[0]}.py is not registered: add its line to REGISTRY in "
+            "lineage/families/__init__.py"
+        )
 
 
 def every() -> list[Family]:
