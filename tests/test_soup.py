@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import soup as soup_cli
 import torch
-from _soup_fixtures import BUNDLE, REPO, SHARD, bits, build, companions, edit, pico_config, runs, stage1, tensors  # noqa: F401 (fixtures)
+from _soup_fixtures import SHARD, bits, build, companions, edit, runs, stage1, tensors  # noqa: F401 (fixtures)
 from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 

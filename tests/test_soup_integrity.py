@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import soup as soup_cli
 import torch
-from _soup_fixtures import BUNDLE, REPO, SHARD, bits, build, companions, edit, pico_config, runs, stage1, tensors  # noqa: F401 (fixtures)
+from _soup_fixtures import REPO, SHARD, bits, build, companions, edit, runs, stage1, tensors  # noqa: F401 (fixtures)
 
 from lineage.checkpoints.format import CheckpointError
 from lineage.checkpoints.read import shard_files
