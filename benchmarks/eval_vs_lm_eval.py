@@ -31,7 +31,7 @@ tokens/s counts the same tokens for both: scored context + continuation tokens, 
 tokens generated.
 
 Scores must agree to 1e-4 per scored token and greedy flags and generated text must match
-(float32, TF32 off). On a GPU the two sides run different matrix shapes (lm-eval projects every
+(float32, TF32 off: torch's matrix products and Triton's dot products, TRITON_F32_DEFAULT=ieee). On a GPU the two sides run different matrix shapes (lm-eval projects every
 position onto the vocabulary, we only the scored tail), so a generation may diverge where the
 top-2 logits are within --tie-gap; each such case is printed with its gap and any other
 divergence fails, as in benchmarks/eval.py.
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -289,6 +290,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    if args.dtype == "float32":
+        # Triton's float32 dot products default to TF32 whatever torch says, and the Mamba-2 scan (mamba-ssm's
+        # Triton kernels) is built of them: set before the first kernel compiles
+        os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
     import lm_eval
 
     directory = args.model or build_checkpoint(args.work, args.family, args.size, args.seed, args.vocab_size)

@@ -46,6 +46,27 @@ failed_logs() {  # the end of each failed job's log
     done
 }
 
+FORWARD=$(cat <<'PY'
+import sys
+
+if sys.argv[4:] == ["hide-kernels"]:
+    sys.modules.update({"causal_conv1d": None, "mamba_ssm": None})
+import torch
+from safetensors.torch import save_file
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+path, device, out = sys.argv[1:4]
+tokenizer = AutoTokenizer.from_pretrained(path)
+ids = tokenizer("The lineage is rebuilt stage by stage.", return_tensors="pt").input_ids
+model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
+with torch.no_grad():
+    logits = model(ids.to(device)).logits.float().cpu()
+save_file({"logits": logits}, out)
+count = sum(p.numel() for p in model.parameters())
+print(f"{device}: {type(model).__name__}, {count:,} parameters, logits {tuple(logits.shape)}")
+PY
+)
+
 case $phase in
 build)
   started=$(date +%s)
@@ -69,13 +90,16 @@ audit)
   echo "forcerun exit $? after $(($(date +%s) - started)) s; jobs run: $(grep -c '^rule \|^localrule ' "$OUT/forcerun.log")"
   grep -E "^(local)?rule " "$OUT/forcerun.log" | sort | uniq -c
   echo "== SIGTERM to sftw4's launcher mid-run, then the rerun"
+  rm -f logs/gpu/runs/sftw4.log  # the built run's log has its step 20 too: wait for this run's
   $SNAKEMAKE --cores all sftw4 "${ARGS[@]}" --forcerun sftw4 >"$OUT/sigterm.log" 2>&1 &
   run=$!
   for _ in $(seq 240); do
     grep -q "^step 0020/" logs/gpu/runs/sftw4.log 2>/dev/null && break  # mid-run: the stop saves this step's state
     sleep 1
   done
-  pkill -TERM -f "launch_ranks.py.*--run sftw4" && echo "SIGTERM sent at $(grep -o 'step [0-9]*/' logs/gpu/runs/sftw4.log | tail -1)"
+  # anchored: an unanchored pattern also matches the shell running this script's command line
+  pkill -TERM -f "^python workflow/scripts/launch_ranks.py .*--run sftw4" &&
+    echo "SIGTERM sent after $(grep -o '^step [0-9]*/' logs/gpu/runs/sftw4.log | tail -1)"
   wait $run
   echo "first run exit $?; its log ends:"
   grep -v '^\[transformers\]' logs/gpu/runs/sftw4.log | tail -4
@@ -86,24 +110,17 @@ audit)
 check)
   published=results/gpu/published/soupF2
   echo "== from_pretrained on CPU and on CUDA: $published"
-  python3 - "$published" <<'PY'
+  # the CPU side runs where the Mamba kernels do not import, as on a machine without CUDA (they need it to
+  # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones
+  python3 - "$published" cpu "$OUT/logits_cpu.safetensors" hide-kernels <<<"$FORWARD" &&
+    python3 - "$published" cuda "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
+    python3 - "$OUT" <<'PY'
 import sys
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from safetensors.torch import load_file
 
-path = sys.argv[1]
-tokenizer = AutoTokenizer.from_pretrained(path)
-ids = tokenizer("The lineage is rebuilt stage by stage.", return_tensors="pt").input_ids
-logits = {}
-for device in ("cpu", "cuda"):
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
-    with torch.no_grad():
-        logits[device] = model(ids.to(device)).logits.float().cpu()
-    count = sum(p.numel() for p in model.parameters())
-    print(f"{device}: {type(model).__name__}, {count:,} parameters, logits {tuple(logits[device].shape)}")
-    del model
-gap = (logits["cpu"] - logits["cuda"]).abs().max().item()
-same = bool((logits["cpu"].argmax(-1) == logits["cuda"].argmax(-1)).all())
+cpu, cuda = (load_file(f"{sys.argv[1]}/logits_{d}.safetensors")["logits"] for d in ("cpu", "cuda"))
+gap = (cpu - cuda).abs().max().item()
+same = bool((cpu.argmax(-1) == cuda.argmax(-1)).all())
 print(f"CPU vs CUDA: max |logit difference| {gap:.2e}, same argmax at every position: {same}")
 PY
   echo "== our evaluation against lm-eval's HF backend on $published (float32, TF32 off)"

@@ -4,13 +4,14 @@ causal-conv1d; every Nemotron-H shape the project builds (the embedded tiny one 
 from __future__ import annotations
 
 import importlib.util
+import os
 import types
 
 import pytest
 
 from lineage.errors import exit_code
 from lineage.families.nemotron_h import mamba_kernel_misfit
-from lineage.modeling import SHAPES, KernelShapeError, build_config, check_kernel_shape
+from lineage.modeling import SHAPES, KernelShapeError, build_config, prepare_kernels
 
 TOKENS = types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0)
 
@@ -29,6 +30,70 @@ def test_a_misfit_shape_is_refused_on_a_gpu_with_the_kernels_only(monkeypatch):
         importlib.util, "find_spec", lambda name, *a: object() if name == "causal_conv1d" else real(name, *a)
     )
     with pytest.raises(KernelShapeError, match="multiple of 8") as err:
-        check_kernel_shape(config, "cuda:0")
+        prepare_kernels(config, "cuda:0")
     assert exit_code(err.value) == 4
-    check_kernel_shape(config, "cpu")  # the reference path runs any shape
+    prepare_kernels(config, "cpu")  # the reference path runs any shape
+
+
+FAKE_KERNEL = """
+def _refuse_cpu(x):
+    if not x.is_cuda:  # as the real causal-conv1d does
+        raise RuntimeError("Expected x.is_cuda() to be true, but got false.")
+
+
+def causal_conv1d_fn(x, weight, bias=None, activation=None, **kwargs):
+    _refuse_cpu(x)
+
+
+def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, **kwargs):
+    _refuse_cpu(x)
+"""
+
+CPU_FORWARD = """
+import sys, torch, types
+from safetensors.torch import save_file
+from transformers import AutoModelForCausalLM
+from lineage.modeling import build_config, prepare_kernels
+
+torch.manual_seed(0)
+config = build_config("nemotron_h", "tiny", types.SimpleNamespace(bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                      vocab_size=256)
+model = AutoModelForCausalLM.from_config(config).eval()
+ids = torch.arange(3, 40).view(1, -1)
+try:
+    model(ids)
+    print("transformers ran the CPU tensors without the kernel")
+except RuntimeError as error:
+    print("refused:", error)
+prepare_kernels(config, "cpu")
+with torch.no_grad():
+    save_file({"logits": model(ids).logits}, sys.argv[1])
+"""
+
+
+def test_cpu_tensors_stay_off_installed_gpu_kernels(tmp_path):
+    """transformers hands CPU tensors to causal-conv1d whenever it is installed (a GPU machine running the
+    embedded scale or a CPU evaluation); prepare_kernels sends them to the reference path. A stand-in
+    package refuses CPU tensors as the real one does (the real one needs CUDA to install)."""
+    import subprocess
+    import sys
+
+    import torch
+    from safetensors.torch import load_file
+
+    (tmp_path / "causal_conv1d").mkdir()
+    (tmp_path / "causal_conv1d" / "__init__.py").write_text(FAKE_KERNEL)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    ran = subprocess.run(
+        [sys.executable, "-c", CPU_FORWARD, str(tmp_path / "kernel.st")], env=env, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "refused: Expected x.is_cuda()" in ran.stdout  # transformers' behaviour this guards against
+    del env["PYTHONPATH"]
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    ran = subprocess.run(
+        [sys.executable, "-c", CPU_FORWARD, str(tmp_path / "plain.st")], env=env, capture_output=True, text=True
+    )
+    assert "transformers ran the CPU tensors without the kernel" in ran.stdout, ran.stderr[-2000:]
+    routed, plain = (load_file(tmp_path / name)["logits"] for name in ("kernel.st", "plain.st"))
+    assert torch.equal(routed, plain)

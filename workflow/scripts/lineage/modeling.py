@@ -51,12 +51,17 @@ class KernelShapeError(ValueError):
     """A model shape the installed GPU kernels cannot run; the message says which sizes to change."""
 
 
-def check_kernel_shape(config, device) -> None:
-    """Refuse a shape the GPU kernels installed here cannot run (its family says which, and which sizes to change)."""
+def prepare_kernels(config, device) -> None:
+    """Ready the family's GPU kernels for a model about to run on `device`: on a GPU, refuse a shape they cannot
+    run (its family says which sizes to change); on the CPU, keep its tensors off them."""
     family = families.of_model_type(getattr(config, "model_type", None))
-    problem = family.kernel_misfit(config, device) if family else None
+    if family is None:
+        return
+    problem = family.kernel_misfit(config, device)
     if problem:
         raise KernelShapeError(problem)
+    if torch.device(device).type == "cpu":
+        family.kernels_off_cpu()
 
 
 @dataclass(frozen=True)

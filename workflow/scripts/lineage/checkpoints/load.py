@@ -55,12 +55,12 @@ def load_model(
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from lineage.modeling import check_kernel_shape
+    from lineage.modeling import prepare_kernels
 
     if verify:
         verify_checkpoint(directory)
     device = torch.device(device)
-    check_kernel_shape(AutoConfig.from_pretrained(directory), device)
+    prepare_kernels(AutoConfig.from_pretrained(directory), device)
     # straight onto a GPU: several ranks of one node would otherwise each hold the whole model in host memory
     placement = {"device_map": device} if device.type == "cuda" else {}
     model = AutoModelForCausalLM.from_pretrained(

@@ -48,6 +48,10 @@ def _no_misfit(config, device) -> str | None:
     return None
 
 
+def _nothing() -> None:
+    return None
+
+
 def dense_mlp_tail(block: torch.nn.Module) -> list[Tail]:
     """A block whose dense MLP comes last (attention, then `mlp.down_proj`): that product eager."""
     down = getattr(getattr(block, "mlp", None), "down_proj", None)
@@ -63,7 +67,8 @@ class Family:
     builds them). layer_caches: what each of its layer types keeps while decoding (families.layer_caches).
     expert_count_key: the config key of routed experts per MoE layer. layer_kinds: the planner's kind of each
     layer (planning/memory.py counts their activations). kernel_misfit: why the installed GPU kernels cannot
-    run a config on a device, or None. last_products: a block's Tails.
+    run a config on a device, or None. kernels_off_cpu: makes CPU tensors take the reference path where
+    transformers would hand them to an installed GPU kernel. last_products: a block's Tails.
     """
 
     name: str
@@ -78,6 +83,7 @@ class Family:
     eager_mixer_types: Callable[[], tuple[type, ...]] = _none
     packing: Packing = Packing()
     kernel_misfit: Callable[[object, object], str | None] = _no_misfit
+    kernels_off_cpu: Callable[[], None] = _nothing
     last_products: Callable[[torch.nn.Module], list[Tail]] = dense_mlp_tail
 
     def missing_kernels(self) -> list[str]:

@@ -7,7 +7,9 @@ through `seq_idx` and constrain the shapes they run; torch.compile cannot trace 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 
 import torch
 from transformers import NemotronHConfig
@@ -117,6 +119,50 @@ def mamba_kernel_misfit(config) -> str | None:
     )
 
 
+# transformers' module functions that call an installed Mamba-2 kernel in place of their reference code
+KERNEL_FUNCTIONS = (
+    "causal_conv1d_fn",
+    "causal_conv1d_update",
+    "mamba2_split_conv1d_scan_combined",
+    "mamba2_selective_state_update",
+    "mamba2_chunk_scan",
+)
+
+
+def kernels_off_cpu() -> None:
+    """Send CPU tensors to the reference functions. transformers calls the kernels whenever they are installed,
+    whatever the device, and they refuse CPU tensors ("Expected x.is_cuda() to be true"): without this a CPU
+    job (the embedded scale, a CPU evaluation) fails on a GPU machine that has them. Idempotent; CUDA tensors
+    still take the kernels."""
+    if not any(importlib.util.find_spec(module) for module in MAMBA_KERNELS):
+        return
+    modeling = _modeling()
+    for name in KERNEL_FUNCTIONS:
+        chosen = getattr(modeling, name)
+        reference = inspect.unwrap(chosen)
+        if reference is not chosen and not getattr(chosen, "routes_by_device", False):
+            setattr(modeling, name, _by_device(chosen, reference))
+
+
+def _by_device(kernel, reference):
+    accepted = set(inspect.signature(reference).parameters)
+
+    @functools.wraps(kernel)
+    def call(*args, **kwargs):
+        first = next(a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor))
+        if first.is_cuda:
+            return kernel(*args, **kwargs)
+        if kwargs.get("seq_idx") is not None or kwargs.get("cu_seqlens") is not None:
+            raise ValueError(
+                f"{reference.__name__}: packed rows on the CPU: the reference path cannot keep them apart "
+                "(the Mamba-2 kernels do, on CUDA); run this job unpacked or on a GPU"
+            )
+        return reference(*args, **{k: v for k, v in kwargs.items() if k in accepted})
+
+    call.routes_by_device = True
+    return call
+
+
 def kernel_misfit(config, device) -> str | None:
     """On a GPU with causal-conv1d installed (transformers then takes its path), why it cannot run this shape."""
     if str(device).startswith("cuda") and importlib.util.find_spec("causal_conv1d") is not None:
@@ -195,6 +241,7 @@ FAMILY = Family(
         install="build them with `bash envs/mamba-kernels.sh` on a CUDA machine (docs/full-scale.md 'GPU clusters')",
     ),
     kernel_misfit=kernel_misfit,
+    kernels_off_cpu=kernels_off_cpu,
     last_products=last_products,
 )
 

@@ -21,7 +21,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 from lineage.checkpoints.distributed import load_into
 from lineage.checkpoints.load import tied_aliases
-from lineage.modeling import check_kernel_shape, routed_experts
+from lineage.modeling import prepare_kernels, routed_experts
 from lineage.parallel_dims import ParallelDims, check
 from lineage.training.checkpointing import enable_activation_checkpointing
 from lineage.training.compiling import compile_block
@@ -153,7 +153,7 @@ def sharded_model(
     attn_implementation None keeps transformers' default for the model (sdpa where supported);
     experts_implementation applies to MoE models only (transformers' grouped_mm or eager); dims: shard's.
     """
-    check_kernel_shape(config, env.device)
+    prepare_kernels(config, env.device)
     config.use_cache = False
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
