@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 import types
 
 import pytest
+import torch
+from safetensors.torch import load_file
 
 from lineage.errors import exit_code
 from lineage.families.nemotron_h import mamba_kernel_misfit
@@ -71,29 +75,22 @@ with torch.no_grad():
 """
 
 
+def _cpu_forward(out, *first_on_path):
+    """CPU_FORWARD in a fresh process whose import path starts with `first_on_path`."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, first_on_path), *sys.path])}
+    return subprocess.run([sys.executable, "-c", CPU_FORWARD, str(out)], env=env, capture_output=True, text=True)
+
+
 def test_cpu_tensors_stay_off_installed_gpu_kernels(tmp_path):
     """transformers hands CPU tensors to causal-conv1d whenever it is installed (a GPU machine running the
     embedded scale or a CPU evaluation); prepare_kernels sends them to the reference path. A stand-in
     package refuses CPU tensors as the real one does (the real one needs CUDA to install)."""
-    import subprocess
-    import sys
-
-    import torch
-    from safetensors.torch import load_file
-
     (tmp_path / "causal_conv1d").mkdir()
     (tmp_path / "causal_conv1d" / "__init__.py").write_text(FAKE_KERNEL)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    ran = subprocess.run(
-        [sys.executable, "-c", CPU_FORWARD, str(tmp_path / "kernel.st")], env=env, capture_output=True, text=True
-    )
+    ran = _cpu_forward(tmp_path / "kernel.st", tmp_path)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "refused: Expected x.is_cuda()" in ran.stdout  # transformers' behaviour this guards against
-    del env["PYTHONPATH"]
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    ran = subprocess.run(
-        [sys.executable, "-c", CPU_FORWARD, str(tmp_path / "plain.st")], env=env, capture_output=True, text=True
-    )
+    ran = _cpu_forward(tmp_path / "plain.st")
     assert "transformers ran the CPU tensors without the kernel" in ran.stdout, ran.stderr[-2000:]
     routed, plain = (load_file(tmp_path / name)["logits"] for name in ("kernel.st", "plain.st"))
     assert torch.equal(routed, plain)
