@@ -8,6 +8,9 @@
   mmlu yaml templates.
 """
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,3 +205,19 @@ def test_batched_encoding_moves_trailing_whitespace_as_lm_eval_does(pico, hflm):
     assert [(c, k) for c, k, _ in encode_pairs(chat.encode_batch, pairs)] == [
         tuple(map(list, hflm._encode_pair(c, k))) for c, k in pairs
     ]
+
+
+def test_the_comparison_script_agrees_with_lm_eval_on_a_padded_vocabulary(tmp_path):
+    """benchmarks/eval_vs_lm_eval.py as run on the published gpu model, here on CPU: a Nemotron-H whose head has
+    more rows than its tokenizer has ids (the gpu scale pads to 131,072); the script asserts agreement itself."""
+    out = tmp_path / "agreement.json"
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "eval_vs_lm_eval.py"
+    args = ["--family=nemotron_h", "--size=tiny", "--vocab-size=4096", "--items=6", "--batch-size=4"]
+    args += ["--max-new-tokens=4", "--warmup-items=1", f"--work={tmp_path}", f"--json={out}"]
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "same scores: within 0.0001 per scored token" in done.stdout
+    config = json.loads(next(tmp_path.glob("nemotron_h-tiny-*-vocab4096")).joinpath("config.json").read_text())
+    assert config["vocab_size"] == 4096
+    record = json.loads(out.read_text())["loglikelihood"]
+    assert record["is_greedy_agree"] == 6 and record["over_tolerance_batched"] == 0
