@@ -60,6 +60,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from cuda_timing import wall as timed  # noqa: E402
 from eval import DTYPES, add_run_arguments, row, top2_gap  # noqa: E402  (benchmarks/eval.py)
+from routing_flips import routing_flips  # noqa: E402
 
 from lineage.checkpoints.load import load_model  # noqa: E402
 from lineage.evaluation.generation import generate_greedy  # noqa: E402
@@ -413,6 +414,8 @@ def main(argv=None) -> int:
         f"scores: max |Δ summed log-prob| {max_item:.1e}, per scored token {per_token:.1e}; is_greedy "
         f"agrees for {greedy_agree} of {len(pairs)} ({sum(b[1] for b in theirs_ll)} greedy per lm-eval)"
     )
+    rows = [c + k for c, k in encoded]
+    longest = max(rows, key=len)
     for i, (mine, lm) in alone.items():
         n = cont_lens[i]
         print(
@@ -420,6 +423,11 @@ def main(argv=None) -> int:
             f"batched, {(mine[0] - lm[0]) / n:+.1e} scored alone on both sides; batching moved ours by "
             f"{(ours_ll[i][0] - mine[0]) / n:+.1e}, lm-eval by {(theirs_ll[i][0] - lm[0]) / n:+.1e} a token"
         )
+        moved, positions, layers = routing_flips(model, rows[i], longest, chat.pad_token_id())
+        if layers:
+            print(
+                f"    beside the longest item, {moved} of its {positions} positions go to other experts ({layers} routed layers)"
+            )
     apart_alone = [i for i, (mine, lm) in alone.items() if abs(mine[0] - lm[0]) / cont_lens[i] > PER_TOKEN_TOLERANCE]
     if args.pack_tokens:
         p_item, p_token, p_greedy = agreement(packed_ll)
