@@ -109,3 +109,14 @@ def test_the_embedded_sftw2_rehearsed_as_rank_5_of_8_with_its_experts_split(tmp_
     # rank 5 is (dp_mod_ep 1, ep 1) of the (2, 4) mesh: its expert group's single expert went to its dp peer)
     assert params / 16 < held < params / 4, (held, params)
     assert report["held_gib"]["optimizer"] == pytest.approx(2 * report["held_gib"]["weights"], rel=0.05)
+
+
+def test_holding_memory_back_is_refused_off_a_gpu_in_one_line():
+    """--hold-back-gib caps the CUDA allocator (the headroom shown by running under the cap): on CPU it says so."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPTS), str(TOOLS)])}
+    args = ["tools/rehearse.py", "sftw2", "--scale", "embedded", "--hold-back-gib", "4"]
+    proc = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "--hold-back-gib caps the CUDA allocator: rehearse on a GPU (--device cuda)"
+    )

@@ -12,6 +12,7 @@ the device's capacity, and the graphs compiled and broken; then the timed steps 
 Run as (repository root; a GPU for the full scale, the CPU for the embedded one):
     python tools/rehearse.py sftw2 --scale full --rank 0
     python tools/rehearse.py dpo1 --scale full --steps 9 --profile-steps 1   # + where the step's time goes
+    python tools/rehearse.py sftw2 --scale full --hold-back-gib 4          # does it run with 4 GiB kept free?
     python tools/rehearse.py sftw2 --scale embedded --world 8 --micro-batch-rows 2 --expert-parallel 4
 """
 
@@ -34,7 +35,7 @@ import train_sft  # noqa: E402
 from rehearsal import rank as rank_model  # noqa: E402
 from rehearsal import rows as made_up  # noqa: E402
 from rehearsal import world  # noqa: E402
-from rehearsal.watch import StepWatch  # noqa: E402
+from rehearsal.watch import StepWatch, cap_allocator  # noqa: E402
 
 from lineage.errors import run_cli  # noqa: E402
 from lineage.modeling import count_params  # noqa: E402
@@ -50,7 +51,7 @@ from lineage.training.preemption import Preempted  # noqa: E402
 from lineage.workflow.config_file import read_config  # noqa: E402
 from lineage.workflow.runs import build_lineage  # noqa: E402
 from planning.measured import CHAT_LOSS_SHARE  # noqa: E402
-from planning.memory import gpu_reserve, plan  # noqa: E402
+from planning.memory import GIB, gpu_reserve, plan  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from sft_throughput import profile_tables, step_profiler  # noqa: E402  (one home for the profile's tables)
@@ -99,6 +100,14 @@ def parse_args(argv=None):
         help="the headroom against this many GiB a GPU (a rehearsal on a bigger GPU for the card's H100: 79.18); "
         "default: this device's",
     )
+    parser.add_argument(
+        "--hold-back-gib",
+        type=float,
+        default=None,
+        metavar="G",
+        help="cap torch's allocator at capacity - reserve - G GiB (CUDA only): a rehearsal that completes under the "
+        "cap keeps G GiB free whatever its cache would have reserved uncapped",
+    )
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     return parser.parse_args(argv)
 
@@ -131,6 +140,8 @@ def resolve(args):
     )  # without starting CUDA: the allocator is set first
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit(f"{args.run} trains on cuda, but torch sees no GPU here; rehearse it on a GPU machine")
+    if args.hold_back_gib is not None and device.type != "cuda":
+        raise SystemExit("--hold-back-gib caps the CUDA allocator: rehearse on a GPU (--device cuda)")
     if problem := packed_attention.refusal(recipe, device.type):
         raise SystemExit(f"{args.run}: {problem}")
     return config, lineage, run, recipe, dims, device
@@ -171,6 +182,15 @@ def main(args) -> int:
     shape, shape_name = model_config(config, lineage, args.layers)
     env = world.join(args.rank, dims, device)
     world_size = dims.world_size
+    planned = planned_bytes(shape, run, recipe, dims)
+    cap = None
+    if args.hold_back_gib is not None:  # after join: the allocator's configuration is set before CUDA starts
+        cap = cap_allocator(device, args.capacity_gib, planned[1], args.hold_back_gib)
+        print(
+            f"rehearsal: torch's allocator capped at {cap / GIB:.2f} GiB = capacity - {planned[1] / GIB:.2f} GiB "
+            f"reserve - {args.hold_back_gib:g} GiB held back",
+            flush=True,
+        )
     try:
         plan_ = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, world_size)
         model = rank_model.rank_model(shape, env, recipe, dims=dims, accumulate=run.accumulate)
@@ -203,7 +223,7 @@ def main(args) -> int:
             f"{'packs of ' + format(recipe.tokens_per_pack, ',') + ' tokens' if recipe.packing else 'padded'}",
             flush=True,
         )
-        watch = StepWatch(device, args.capacity_gib)
+        watch = StepWatch(device, args.capacity_gib, cap)
         profiled_from = recipe.steps - args.profile_steps + 1  # 1-based, as in the metrics
         prof = step_profiler(env, profiled_from, args.profile_steps) if args.profile_steps else None
         with tempfile.TemporaryDirectory() as scratch, prof or contextlib.nullcontext():
@@ -227,6 +247,13 @@ def main(args) -> int:
             except Preempted as stopped:  # a time limit: report the steps done
                 print(f"rehearsal: {stopped}; the report covers the steps done", flush=True)
                 prof = None
+            except torch.cuda.OutOfMemoryError:
+                if cap is None:
+                    raise
+                raise SystemExit(
+                    f"rehearsal: out of memory under the cap of {cap / GIB:.2f} GiB in step {len(watch.readings)}: {args.run} "
+                    f"does not keep {args.hold_back_gib:g} GiB free"
+                ) from None
             if prof:
                 prof.step()  # closes the window that ends at the last step
             wall = time.perf_counter() - began
@@ -234,7 +261,6 @@ def main(args) -> int:
             if not steps:
                 raise SystemExit("rehearsal: stopped before its first step ended; nothing to report")
         held = rank_model.held_bytes(model, optimizer)
-        planned = planned_bytes(shape, run, recipe, dims)
         # the profiler's warm-up step and the profiled ones are not timed
         timed_to = profiled_from - 2 if prof else recipe.steps
         summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, dims.expert, wall)

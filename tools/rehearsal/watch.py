@@ -28,10 +28,21 @@ class Reading:
     breaks: int  # graph breaks so far
 
 
+def cap_allocator(device: torch.device, capacity_gib: float | None, reserve: float, hold_back_gib: float) -> float:
+    """Cap torch's allocator at capacity - reserve - hold_back (bytes; returned): the reserved peak of an uncapped
+    run counts cached blocks the allocator would free and retry with before failing, so a run that completes
+    under the cap shows the headroom that its reserved peak understates."""
+    own = torch.cuda.get_device_properties(device).total_memory
+    cap = (capacity_gib * GIB if capacity_gib else own) - reserve - hold_back_gib * GIB
+    torch.cuda.set_per_process_memory_fraction(cap / own, device)
+    return cap
+
+
 class StepWatch:
-    def __init__(self, device: torch.device, capacity_gib: float | None = None):
+    def __init__(self, device: torch.device, capacity_gib: float | None = None, cap: float | None = None):
         self.device = device
         self.capacity_gib = capacity_gib  # the GPU the job will run on, where it is not this one
+        self.cap = cap  # torch's allocator's cap, bytes (cap_allocator), or None
         self.readings: list[Reading] = []
 
     def read(self) -> Reading:
@@ -131,6 +142,16 @@ class StepWatch:
                 f"summary: headroom {out['headroom_gib']:.2f} GiB = capacity - reserve - reserved peak "
                 f"(goal >= {HEADROOM_GOAL_GIB:g} GiB: {'met' if out['headroom_gib'] >= HEADROOM_GOAL_GIB else 'NOT met'})",
             ]
+        if self.cap is not None and after.reserved is not None:
+            retries = torch.cuda.memory_stats(self.device).get("num_alloc_retries", 0)
+            out |= {"cap_gib": self.cap / GIB, "alloc_retries": retries}
+            held_back = (capacity - reserve - self.cap) / GIB
+            kept = "kept" if after.reserved <= self.cap else "NOT kept (the cap was not enforced)"
+            lines.append(
+                f"summary: under the allocator's cap of {self.cap / GIB:.2f} GiB all {len(steps)} steps ran, reserved "
+                f"peak {after.reserved / GIB:.2f} GiB, {retries} allocation retries (cache freed, then retried): "
+                f"{held_back:g} GiB {kept} free beside the reserve"
+            )
         out["text"] = "\n".join(lines)
         return out
 
