@@ -21,16 +21,15 @@ def _model():
     torch.manual_seed(0)
     config = CONFIG_CLASSES["nemotron_h"](**SHAPES[("nemotron_h", "tiny")], vocab_size=256, use_cache=False)
     model = AutoModelForCausalLM.from_config(config).eval()
-    for module in model.modules():  # a spread of router scores, as training leaves them (transformers inits zeros)
-        if type(module).__name__.endswith("TopkRouter"):
-            module.weight.data.normal_(0, 0.5)
+    for router in routing_flips._routers(model):  # a spread of router scores, as training leaves them (init: zeros)
+        router.weight.data.normal_(0, 0.5)
     return model
 
 
 def test_router_choices_are_the_routed_expert_sets():
     model = _model()
     ids = torch.randint(3, 256, (2, 9))
-    routers = [m for m in model.modules() if type(m).__name__.endswith("TopkRouter")]
+    routers = routing_flips._routers(model)
     choices = routing_flips.router_choices(model, ids, torch.ones_like(ids))
     assert len(choices) == len(routers) > 0
     k, experts = model.config.num_experts_per_tok, routers[0].num_experts

@@ -145,12 +145,11 @@ class StepWatch:
         if self.cap is not None and after.reserved is not None:
             retries = torch.cuda.memory_stats(self.device).get("num_alloc_retries", 0)
             out |= {"cap_gib": self.cap / GIB, "alloc_retries": retries}
-            held_back = (capacity - reserve - self.cap) / GIB
             kept = "kept" if after.reserved <= self.cap else "NOT kept (the cap was not enforced)"
             lines.append(
                 f"summary: under the allocator's cap of {self.cap / GIB:.2f} GiB all {len(steps)} steps ran, reserved "
                 f"peak {after.reserved / GIB:.2f} GiB, {retries} allocation retries (cache freed, then retried): "
-                f"{held_back:g} GiB {kept} free beside the reserve"
+                f"{(capacity - reserve - self.cap) / GIB:.2f} GiB {kept} free beside the reserve"
             )
         out["text"] = "\n".join(lines)
         return out
