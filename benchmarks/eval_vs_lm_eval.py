@@ -375,9 +375,13 @@ def main(argv=None) -> int:
                 ).generate(prompts)
         profile(args.device, phases)
 
+    def gaps(mine):
+        """|Δ summed log-prob| of each item against lm-eval."""
+        return [abs(a[0] - b[0]) for a, b in zip(mine, theirs_ll)]
+
     def agreement(mine):
         """(max |Δ summed log-prob|, max per scored token, is_greedy agreements) against lm-eval."""
-        per_item = [abs(a[0] - b[0]) for a, b in zip(mine, theirs_ll)]
+        per_item = gaps(mine)
         return (
             max(per_item),
             max(d / n for d, n in zip(per_item, cont_lens)),
@@ -385,11 +389,7 @@ def main(argv=None) -> int:
         )
 
     max_item, per_token, greedy_agree = agreement(ours_ll)
-    over = [
-        i
-        for i, (a, b, n) in enumerate(zip(ours_ll, theirs_ll, cont_lens))
-        if abs(a[0] - b[0]) / n > PER_TOKEN_TOLERANCE
-    ]
+    over = [i for i, (d, n) in enumerate(zip(gaps(ours_ll), cont_lens)) if d / n > PER_TOKEN_TOLERANCE]
     alone = scored_alone(ours, theirs, pairs, over)
     gen_tokens = sum(len(g.token_ids) for g in generations)
     stopped = sum(g.finish_reason == "stop" for g in generations)
