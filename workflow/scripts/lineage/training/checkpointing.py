@@ -39,8 +39,9 @@ def _full_contexts():
 
 
 def checkpoint_phase() -> str | None:
-    """"forward" inside a fully checkpointed block's forward, "rerun" inside its recompute in backward, else None."""
+    """The pass a fully checkpointed block runs in: "forward", "rerun" (its recompute in backward), or None."""
     return getattr(_phase, "name", None)
+
 
 MODES = (False, True, "selective")  # none, full, selective
 
