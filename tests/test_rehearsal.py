@@ -120,16 +120,3 @@ def test_holding_memory_back_is_refused_off_a_gpu_in_one_line():
     assert proc.stderr.strip().splitlines()[-1] == (
         "--hold-back-gib caps the CUDA allocator: rehearse on a GPU (--device cuda)"
     )
-
-
-@pytest.mark.parametrize("checkpointing", ["true", "false"])
-def test_under_full_checkpointing_the_reruns_read_no_split_sizes(tmp_path, checkpointing):
-    """Each read of the dispatch's split sizes on the host drains the GPU. Under full activation checkpointing the
-    backward's rerun of a block reuses its forward's (expert_parallel._planned): one read an expert layer and
-    micro-batch. The embedded sftw2 at world 8 (one micro-batch a step on the rank, 2 expert layers) reads 2 a
-    step either way; without the reuse, checkpointing would read 4."""
-    overlay = tmp_path / "checkpointing.yaml"
-    overlay.write_text(f"scales:\n  embedded:\n    train:\n      activation_checkpointing: {checkpointing}\n")
-    args = ["--world", "8", "--ranks-per-node", "8", "--micro-batch-rows", "2", "--expert-parallel", "4"]
-    proc = python("", "tools/rehearse.py", "sftw2", "--scale", "embedded", "--configfile", str(overlay), *args)
-    assert "split sizes read on the host 2 times a step over 2 expert layers" in proc.stdout, proc.stdout[-2000:]

@@ -266,12 +266,6 @@ def main(args) -> int:
         summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, dims.expert, wall)
         print(watch.table(steps, world_size), flush=True)
         print(summary["text"], flush=True)
-        if routed:
-            print(
-                f"summary: split sizes read on the host {world.count_exchanges(model) / len(steps):,.0f} times a step "
-                f"over {routed} expert layers (a checkpoint's rerun reuses its forward's)",
-                flush=True,
-            )
         if prof:
             profiled = sum(r["step_time_s"] for r in steps if r["step"] >= profiled_from)
             print(profile_tables(prof, args.profile_steps, 20, profiled), flush=True)

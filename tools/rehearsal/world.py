@@ -74,10 +74,8 @@ class BalancedExchange(TokenExchange):
 
     def __init__(self):
         super().__init__(group=None)
-        self.exchanged = 0  # count exchanges: each one a read of the split sizes on the host
 
     def counts(self, sent_per_expert: torch.Tensor) -> torch.Tensor:
-        self.exchanged += 1
         return sent_per_expert.clone()
 
     def rows(self, tensor: torch.Tensor, received: list[int], sent: list[int]) -> torch.Tensor:
@@ -96,8 +94,3 @@ def give_rules(model: torch.nn.Module) -> int:
         if hasattr(experts, "exchange"):
             experts.exchange = BalancedExchange()
     return covered
-
-
-def count_exchanges(model: torch.nn.Module) -> int:
-    """How often the expert layers exchanged counts (and read their split sizes on the host) since give_rules."""
-    return sum(getattr(getattr(m, "exchange", None), "exchanged", 0) for m in expert_modules(model))

@@ -6,42 +6,13 @@ in forward; norms, activations, casts, routing and the residual adds are recompu
 from them. The backward then re-runs only cheap elementwise work (and the Mamba-2 kernels, which
 launch their own kernels and are recomputed whole), for more memory than full checkpointing.
 Non-reentrant in both cases, so FSDP2's hooks stay outside the recompute.
-
-Full checkpointing marks its two passes (`checkpoint_phase`): code inside a block can then tell the
-forward from the backward's rerun of it, as the expert dispatch does to reuse the forward's split sizes
-(expert_parallel.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import threading
 
 import torch
-
-_phase = threading.local()  # the rerun runs on autograd's thread: each thread marks its own pass
-
-
-@contextlib.contextmanager
-def _marked(name: str):
-    outer = getattr(_phase, "name", None)
-    _phase.name = name
-    try:
-        yield
-    finally:
-        _phase.name = outer
-
-
-def _full_contexts():
-    """torch.utils.checkpoint's context_fn for full checkpointing: (forward's context, rerun's context)."""
-    return _marked("forward"), _marked("rerun")
-
-
-def checkpoint_phase() -> str | None:
-    """The pass a fully checkpointed block runs in: "forward", "rerun" (its recompute in backward), or None."""
-    return getattr(_phase, "name", None)
-
 
 MODES = (False, True, "selective")  # none, full, selective
 
@@ -63,7 +34,7 @@ def checkpoint_options(mode) -> dict:
     """torch.utils.checkpoint keyword arguments for `mode` (True: full, "selective")."""
     if mode not in MODES[1:]:
         raise ValueError(f"activation checkpointing {mode!r}: expected true (full) or selective")
-    options = {"use_reentrant": False, "context_fn": _full_contexts}
+    options = {"use_reentrant": False}
     if mode == "selective":
         from torch.utils.checkpoint import create_selective_checkpoint_contexts
 

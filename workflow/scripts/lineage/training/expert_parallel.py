@@ -24,18 +24,11 @@ Saved checkpoints keep transformers' layout: the full state dict gathers the DTe
 
 How the group's ranks swap counts and rows is the module's `exchange` (`TokenExchange`: all-to-all over
 the group). A rehearsal of one rank (tools/rehearse.py) puts a balanced exchange in its place.
-
-Reading the split sizes on the host waits for the GPU to finish all it was given, and then the GPU waits
-for the host to give it work again. Under full activation checkpointing the backward reruns each block's
-forward on the same tokens, so the rerun reuses the forward's counts and split sizes (`RerunPlan`): one
-wait and one count exchange a layer and micro-batch instead of two. The rerun checks on the device,
-without waiting, that it routed each expert as many rows as the forward did.
 """
 
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
@@ -44,7 +37,6 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
 from lineage import families
-from lineage.training.checkpointing import checkpoint_phase
 from lineage.training.moe_dispatch import (
     check_supported,
     dispatch,
@@ -113,55 +105,18 @@ class _LocalExperts(torch.nn.Module):
         self.num_experts = experts
 
 
-@dataclass
-class RerunPlan:
-    """What a checkpointed forward read for the backward's rerun of it: the counts sent per expert (to check the
-    rerun against), the counts received and the split sizes."""
-
-    sent_per_expert: torch.Tensor
-    got: torch.Tensor
-    send: list[int]
-    receive: list[int]
-
-
-def _counts_and_splits(module, sent_per_expert: torch.Tensor) -> RerunPlan:
-    """The group's count exchange, and the split sizes read on the host (one read: the GPU drains)."""
-    degree = module.ep_degree
-    got = module.exchange.counts(sent_per_expert).view(degree, -1)  # [source rank, local expert]
-    send, receive = torch.stack([sent_per_expert.view(degree, -1).sum(1), got.sum(1)]).tolist()
-    return RerunPlan(sent_per_expert, got, send, receive)
-
-
-def _planned(module, sent_per_expert: torch.Tensor) -> RerunPlan:
-    """The forward's plan in its checkpoint's rerun; otherwise a new one, kept for the rerun of a checkpointed forward.
-
-    A second checkpointed forward before the first one's rerun (not the trainer's loop) could pair a rerun with
-    another forward's plan: that module then reads its counts every time."""
-    phase, kept = checkpoint_phase(), module.__dict__.pop("rerun_plan", None)
-    if phase == "rerun" and kept is not None:
-        same = (sent_per_expert == kept.sent_per_expert).all()
-        torch._assert_async(same, "expert dispatch: the checkpoint's rerun routed other rows than its forward")
-        return kept
-    plan = _counts_and_splits(module, sent_per_expert)
-    if kept is not None and phase == "forward":
-        module.rerun_plans = False
-    elif phase == "forward" and torch.is_grad_enabled() and getattr(module, "rerun_plans", True):
-        module.rerun_plan = plan
-    return plan
-
-
 @torch.compiler.disable
-def _host_side(module, sent_per_expert: torch.Tensor) -> tuple[torch.Tensor, list[int], list[int], dict]:
-    """The counts received and the split sizes (`_planned`), and this rank's experts as plain tensors: the one graph
-    break of the dispatch. Taken outside a compiled graph, the local weights are what autograd sees in the forward
-    and in a checkpoint's rerun alike; traced, Dynamo guards on the DTensor's inner tensor, whose requires_grad FSDP
+def _host_side(module, sent: torch.Tensor, received: torch.Tensor) -> tuple[list[int], list[int], dict]:
+    """The split sizes read on the host (one read), and this rank's experts as plain tensors: the one graph break
+    of the dispatch. Taken outside a compiled graph, the local weights are what autograd sees in the forward and
+    in a checkpoint's rerun alike; traced, Dynamo guards on the DTensor's inner tensor, whose requires_grad FSDP
     leaves different in the two, and compiles the rerun anew (a second graph whose saved tensors can differ from
     the forward's: the checkpoint then refuses the rerun)."""
-    plan = _planned(module, sent_per_expert)
+    send, receive = torch.stack([sent, received]).tolist()
     weights = {
         name: param.to_local() for name, param in module.named_parameters(recurse=False) if isinstance(param, DTensor)
     }
-    return plan.got, plan.send, plan.receive, weights
+    return send, receive, weights
 
 
 def dispatched_forward(
@@ -177,7 +132,8 @@ def dispatched_forward(
     order = torch.argsort((expert * top_k + copy % top_k) * tokens + copy // top_k)
     position = inverse(order)
     sent_per_expert = expert_counts(expert, experts).long()  # a fixed size: no graph break
-    got, send, receive, weights = _host_side(self, sent_per_expert)  # got: [source rank, local expert]
+    got = self.exchange.counts(sent_per_expert).view(degree, per_rank)  # [source rank, local expert]
+    send, receive, weights = _host_side(self, sent_per_expert.view(degree, per_rank).sum(1), got.sum(1))
 
     by_expert = arrival = None
     if degree > 1:  # rows arrive by source rank, each source's rows by local expert (one source: by expert)
