@@ -8,15 +8,17 @@
 #   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
 #   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: from_pretrained on CPU and CUDA,
 #                                                     # its scores and greedy text against lm-eval's HF backend
-# SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540) and PLANS_ONLY (1: the
-# audit stops after its dry runs) are read.
+# SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540), PLANS_ONLY (1: the
+# audit stops after its dry runs), TARGET (what build makes, default soupF2_eval) and MODEL (what check loads, default
+# the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
+#   TARGET=stage1_sft bash benchmarks/gpu_lineage.sh build OUT && MODEL=results/gpu/models/stage1_sft bash ... check OUT
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
 phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
 OUT=${2:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
 mkdir -p "$OUT"
 SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
-TARGET=soupF2_eval
+TARGET=${TARGET:-soupF2_eval}
 ARGS=(--config scale=gpu)
 
 per_rule() {  # the wall time of every job, summed per rule (Snakemake's benchmark files)
@@ -108,7 +110,7 @@ audit)
   grep -E "resumed from|saved results" logs/gpu/runs/sftw4.log
   ;;
 check)
-  published=results/gpu/published/soupF2
+  published=${MODEL:-results/gpu/published/soupF2}
   echo "== from_pretrained on CPU and on CUDA: $published"
   # the CPU side runs where the Mamba kernels do not import, as on a machine without CUDA (they need it to
   # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones
