@@ -78,6 +78,7 @@ build)
   echo "snakemake exit $rc after $(($(date +%s) - started)) s (this call)"
   grep -E "steps \([0-9]+%\) done|Error in rule|Nothing to be done|Complete log" "$OUT/build.log" | tail -8
   per_rule | tee "$OUT/per_rule.md"
+  cp -r logs/gpu "$OUT/logs" 2>/dev/null  # every job's own log comes back: where each job's time went
   [[ $rc == 0 ]] || failed_logs
   ls results/gpu/published/soupF2 2>/dev/null && cat results/gpu/eval_table.md 2>/dev/null
   ;;
