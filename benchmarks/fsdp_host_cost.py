@@ -17,10 +17,10 @@ import argparse
 import statistics
 import sys
 import time
+import types
 from pathlib import Path
 
 import torch
-from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.utils.checkpoint import checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,21 +29,29 @@ sys.path[:0] = [str(REPO / "workflow" / "scripts"), str(REPO / "tools")]
 from rehearsal import world  # noqa: E402
 
 from lineage.parallel_dims import ParallelDims  # noqa: E402
-from lineage.training.fsdp import sum_gradients  # noqa: E402
+from lineage.training.fsdp import shard  # noqa: E402
 
 WIDTH = 64
 
 
+class Block(torch.nn.Sequential):
+    """Two linears: a block too small to cost the device anything."""
+
+    def __init__(self):
+        super().__init__(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(), torch.nn.Linear(WIDTH, WIDTH))
+
+
 class Stack(torch.nn.Module):
-    """`count` tiny blocks in a row, each checkpointed or not."""
+    """`count` blocks in a row, each checkpointed or not; named as transformers names its blocks, so that the
+    trainer's own sharding (lineage.training.fsdp.shard) finds them."""
+
+    _no_split_modules = ["Block"]
+    config = types.SimpleNamespace()  # a dense model to the trainer: no routed experts
 
     def __init__(self, count: int, checkpointed: bool):
         super().__init__()
         self.checkpointed = checkpointed
-        self.layers = torch.nn.ModuleList(
-            torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(), torch.nn.Linear(WIDTH, WIDTH))
-            for _ in range(count)
-        )
+        self.layers = torch.nn.ModuleList(Block() for _ in range(count))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         for block in self.layers:
@@ -51,16 +59,11 @@ class Stack(torch.nn.Module):
         return h
 
 
-def stack(count: int, checkpointed: bool, sharded: bool, device: torch.device) -> Stack:
-    """The blocks; sharded as the trainer shards (each block, then the root; bf16 compute, fp32 sums)."""
+def stack(count: int, checkpointed: bool, env, device: torch.device) -> Stack:
+    """The blocks; with `env`, sharded by the trainer (each block, then the root; bf16 compute, fp32 sums)."""
     made = Stack(count, checkpointed).to(device)
-    if sharded:
-        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        for block in made.layers:
-            fully_shard(block, mp_policy=policy)
-            sum_gradients(block, block[0].weight.device_mesh)
-        fully_shard(made, mp_policy=policy)
-        sum_gradients(made, made.layers[0][0].weight.device_mesh)
+    if env is not None:
+        shard(made, env, "bf16")
         world.give_rules(made)
     return made
 
@@ -93,11 +96,11 @@ def main() -> int:
     device = torch.device(args.device)
     if device.type == "cpu":
         torch.set_num_threads(1)  # the host's one Python thread is what is measured
-    world.join(0, ParallelDims(nodes=1, processes_per_node=8), device)
+    env = world.join(0, ParallelDims(nodes=1, processes_per_node=8), device)
     seconds = {}
     for sharded in (False, True):
         for checkpointed in (False, True):
-            made = stack(args.blocks, checkpointed, sharded, device)
+            made = stack(args.blocks, checkpointed, env if sharded else None, device)
             seconds[sharded, checkpointed] = micro_batch_seconds(made, device, args.repeats)
     per_block = {key: 1e3 * value / args.blocks for key, value in seconds.items()}
     print(

@@ -28,13 +28,17 @@ class Reading:
     breaks: int  # graph breaks so far
 
 
+def capacity_bytes(device: torch.device, capacity_gib: float | None) -> float:
+    """The GPU the job will run on: `capacity_gib` where it is not this one, else this device's memory."""
+    return capacity_gib * GIB if capacity_gib else torch.cuda.get_device_properties(device).total_memory
+
+
 def cap_allocator(device: torch.device, capacity_gib: float | None, reserve: float, hold_back_gib: float) -> float:
     """Cap torch's allocator at capacity - reserve - hold_back (bytes; returned): the reserved peak of an uncapped
     run counts cached blocks the allocator would free and retry with before failing, so a run that completes
     under the cap shows the headroom that its reserved peak understates."""
-    own = torch.cuda.get_device_properties(device).total_memory
-    cap = (capacity_gib * GIB if capacity_gib else own) - reserve - hold_back_gib * GIB
-    torch.cuda.set_per_process_memory_fraction(cap / own, device)
+    cap = capacity_bytes(device, capacity_gib) - reserve - hold_back_gib * GIB
+    torch.cuda.set_per_process_memory_fraction(cap / torch.cuda.get_device_properties(device).total_memory, device)
     return cap
 
 
@@ -119,7 +123,7 @@ class StepWatch:
         ]
         if after.allocated is not None:
             own = torch.cuda.get_device_properties(self.device).total_memory
-            capacity = self.capacity_gib * GIB if self.capacity_gib else own
+            capacity = capacity_bytes(self.device, self.capacity_gib)
             planned_plan, reserve = planned
             out |= {
                 "peak_gib": after.allocated / GIB,
