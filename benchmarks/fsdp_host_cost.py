@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=52, help="blocks in the stack (the card's 52 layers)")
     parser.add_argument("--repeats", type=int, default=20, help="timed forward+backward passes (median kept)")
     args = parser.parse_args()
-    device = torch.device(args.device)
+    device = torch.device("cuda", 0) if args.device == "cuda" else torch.device("cpu")  # set_device needs an index
     if device.type == "cpu":
         torch.set_num_threads(1)  # the host's one Python thread is what is measured
     env = world.join(0, ParallelDims(nodes=1, processes_per_node=8), device)
