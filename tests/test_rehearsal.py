@@ -120,3 +120,28 @@ def test_holding_memory_back_is_refused_off_a_gpu_in_one_line():
     assert proc.stderr.strip().splitlines()[-1] == (
         "--hold-back-gib caps the CUDA allocator: rehearse on a GPU (--device cuda)"
     )
+
+
+def test_host_delay_runs_before_every_fsdp_forward_and_each_checkpoint_rerun(tmp_path):
+    """--host-delay-us (is the host behind the GPU at FSDP's hooks?) spins before every FSDP module's forward: with
+    full checkpointing a block's own forward runs once a micro-batch (its checkpoint reruns what is inside it) and
+    each experts module, an FSDP module inside its block, once more in the rerun."""
+    overlay = tmp_path / "checkpointed.yaml"
+    overlay.write_text("scales:\n  embedded:\n    train:\n      activation_checkpointing: true\n")
+    summary = tmp_path / "summary.json"
+    proc = python(
+        "",
+        *("tools/rehearse.py", "sftw2", "--scale", "embedded", "--configfile", str(overlay)),
+        *("--rank", "5", "--world", "8", "--ranks-per-node", "8", "--expert-parallel", "4"),
+        *("--micro-batch-rows", "1", "--steps", "3", "--timed-from", "2", "--host-delay-us", "300"),
+        *("--summary", str(summary)),
+    )
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("rehearsal: sftw2"))
+    modules = int(header.split(" FSDP modules")[0].rsplit(" ", 1)[1])
+    experts = int(header.split(" expert layers routed")[0].rsplit(" ", 1)[1])
+    micro_batches = 16 // 8 // 1  # the embedded recipe's 16 rows over 8 ranks, one row a micro-batch
+    delay = json.loads(summary.read_text())["host_delay"]
+    assert (modules, experts) == (7, 2)  # the root, 4 blocks, 2 experts modules of the tiny Nemotron-H
+    assert delay["calls_per_step"] == micro_batches * (modules + experts)
+    assert delay["added_s_per_step"] == pytest.approx(delay["calls_per_step"] * 300e-6)
+    assert f"{delay['calls_per_step']:.0f} calls a step (reruns included)" in proc.stdout

@@ -13,6 +13,7 @@ Run as (repository root; a GPU for the full scale, the CPU for the embedded one)
     python tools/rehearse.py sftw2 --scale full --rank 0
     python tools/rehearse.py dpo1 --scale full --steps 9 --profile-steps 1   # + where the step's time goes
     python tools/rehearse.py sftw2 --scale full --hold-back-gib 4          # does it run with 4 GiB kept free?
+    python tools/rehearse.py sftw2 --scale full --host-delay-us 500        # does the GPU wait on FSDP's hooks?
     python tools/rehearse.py sftw2 --scale embedded --world 8 --micro-batch-rows 2 --expert-parallel 4
 """
 
@@ -35,6 +36,7 @@ import train_sft  # noqa: E402
 from rehearsal import rank as rank_model  # noqa: E402
 from rehearsal import rows as made_up  # noqa: E402
 from rehearsal import world  # noqa: E402
+from rehearsal.slack import HostDelay  # noqa: E402
 from rehearsal.watch import StepWatch, cap_allocator  # noqa: E402
 
 from lineage.errors import run_cli  # noqa: E402
@@ -107,6 +109,14 @@ def parse_args(argv=None):
         metavar="G",
         help="cap torch's allocator at capacity - reserve - G GiB (CUDA only): a rehearsal that completes under the "
         "cap keeps G GiB free whatever its cache would have reserved uncapped",
+    )
+    parser.add_argument(
+        "--host-delay-us",
+        type=float,
+        default=0,
+        metavar="US",
+        help="spin US microseconds of host time before every FSDP module's forward (tools/rehearsal/slack.py): a step "
+        "that does not grow by the added time leaves the host ahead of the GPU at FSDP's hooks",
     )
     parser.add_argument("--trace", type=Path, default=None, help="also write the profiled steps' Chrome trace")
     return parser.parse_args(argv)
@@ -195,6 +205,7 @@ def main(args) -> int:
         plan_ = BatchPlan(recipe.global_batch_rows, recipe.micro_batch_rows, world_size)
         model = rank_model.rank_model(shape, env, recipe, dims=dims, accumulate=run.accumulate)
         covered, routed = world.give_rules(model), rank_model.route_balanced(model)
+        delay = HostDelay(model, args.host_delay_us) if args.host_delay_us > 0 else None
         kind = run.kind
         head = (train_sft.attach_head_loss if kind == "sft" else train_dpo.attach_head)(model, recipe)
         boundaries = boundary_inputs(shape.model_type, device) if recipe.packing else ()
@@ -264,6 +275,13 @@ def main(args) -> int:
         # the profiler's warm-up step and the profiled ones are not timed
         timed_to = profiled_from - 2 if prof else recipe.steps
         summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, dims.expert, wall)
+        if delay:
+            summary["host_delay"] = delay.describe(len(steps))
+            summary["text"] += (
+                f"\nsummary: host delay {args.host_delay_us:g} us before each of {len(delay.modules)} FSDP modules' "
+                f"forward: {summary['host_delay']['calls_per_step']:,.0f} calls a step (reruns included), "
+                f"{summary['host_delay']['added_s_per_step']:.2f} s of host time added a step"
+            )
         print(watch.table(steps, world_size), flush=True)
         print(summary["text"], flush=True)
         if prof:
