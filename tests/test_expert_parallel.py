@@ -16,7 +16,7 @@ import time
 
 import pytest
 import torch
-from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, train_args, weights
+from _training_fixtures import LAUNCHER, REPO, SCRIPTS, build_base, launch, losses, metrics, train_args, weights
 
 pytestmark = pytest.mark.slow
 
@@ -125,6 +125,12 @@ def test_split_experts_compiled_under_checkpointing_train_the_eager_curve_with_n
     late = [line for line in lines[second_step:] if "Graph break" in line or "[__recompiles]" in line]
     breaks = [line.split("Graph break in user code at ")[1] for line in lines if "Graph break in user code at" in line]
     assert breaks and first_step > 0 and not late, late
+    # the step lines say which steps compiled: the first does, and none after the second
+    step_lines = [line for line in lines if line.startswith("step 0")]
+    assert "compiled +" in step_lines[0] and not [line for line in step_lines[2:] if "compiled +" in line], step_lines
+    assert [r["graphs_compiled"] for r in metrics(out.parent / f"{out.name}.metrics.jsonl")][2:] == [0] * (
+        len(step_lines) - 2
+    )
     for where in breaks:
         path, number = where.rsplit(":", 1)
         if "workflow/scripts/lineage/" in path:

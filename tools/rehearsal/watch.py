@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch._dynamo.utils import counters
 
+from lineage.training.compiling import graphs_compiled
 from planning.memory import GIB, H100_GIB
 
 HEADROOM_GOAL_GIB = 4.0  # what a rank should keep free at the full scale's defaults (issue of the rehearsal)
@@ -50,8 +51,7 @@ class StepWatch:
         self.readings: list[Reading] = []
 
     def read(self) -> Reading:
-        frames = counters["frames"]
-        graphs = int(frames.get("ok", 0))
+        graphs = graphs_compiled()
         breaks = int(sum(counters["graph_break"].values()))
         if self.device.type != "cuda":
             return Reading(None, None, None, graphs, breaks)

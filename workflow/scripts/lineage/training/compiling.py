@@ -46,3 +46,11 @@ def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **o
     else:
         block.compile(**options)
     return eager
+
+
+def graphs_compiled() -> int:
+    """Frames Dynamo has compiled in this process so far. A step that adds some compiled anew (a first shape, a
+    recompile for a new one): the step's line says so, which explains a slow step in the middle of a run."""
+    from torch._dynamo.utils import counters  # imported by the first compiled call anyway
+
+    return int(counters["frames"].get("ok", 0))

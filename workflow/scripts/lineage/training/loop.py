@@ -25,6 +25,7 @@ from torch.profiler import record_function
 
 from lineage.modeling import ParamCounts
 from lineage.training.cli import JobOptions
+from lineage.training.compiling import graphs_compiled
 from lineage.training.dist import DistEnv, all_reduce_sum, barrier, print0
 from lineage.training.fsdp import accumulate_unsharded
 from lineage.training.lifetime import StateLock, StateLockedError
@@ -197,7 +198,7 @@ def _train(
         saved_at = began
         upcoming = step_data(start) if start < recipe.steps else None
         for step in range(start, recipe.steps):
-            t0 = time.perf_counter()
+            t0, graphs_before = time.perf_counter(), graphs_compiled()
             lr = recipe.lr * lr_multiplier(
                 step,
                 steps=recipe.steps,
@@ -280,6 +281,7 @@ def _train(
                 v0 = time.perf_counter()
                 values |= validation_metrics(model, loss_fn, validation, env, shown)
                 values["val_time_s"] = time.perf_counter() - v0
+            compiled = graphs_compiled() - graphs_before  # the step's and its validation's
             tokens_per_s = tokens / dt
             peak_mem = torch.cuda.max_memory_allocated(env.device) / 2**30 if env.device.type == "cuda" else None
             mfu_value = mfu(params.step_flops(tokens, head_tokens, pairs) / dt, env.world_size, peak)
@@ -300,6 +302,7 @@ def _train(
                     peak_mem,
                     elapsed_s=time.perf_counter() - began,
                     eta_s=(time.perf_counter() - began) / (step + 1 - start) * (recipe.steps - step - 1),
+                    compiled=compiled,
                 )
             )
             record = {
@@ -314,6 +317,7 @@ def _train(
                 "mfu_without_attention": mfu_matmuls,
                 "step_time_s": dt,
                 "peak_mem_gib": peak_mem,
+                "graphs_compiled": compiled,
                 **collector.timer.take(),
             }
             metrics.write(record)

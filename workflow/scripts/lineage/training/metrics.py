@@ -56,8 +56,10 @@ def step_line(
     peak_mem_gib: float | None = None,
     elapsed_s: float | None = None,
     eta_s: float | None = None,
+    compiled: int = 0,
 ) -> str:
-    """One step's line: the step and its numbers, then elapsed time, ETA and a UTC timestamp."""
+    """One step's line: the step and its numbers, the graphs it compiled (if any), then elapsed time, ETA and a UTC
+    timestamp."""
     width = max(4, len(str(steps)))
     parts = [
         f"step {step:0{width}d}/{steps:0{width}d}",
@@ -70,6 +72,8 @@ def step_line(
     parts += [f"{key} {value:.4f}" for key, value in (extra or {}).items()]
     if peak_mem_gib is not None:
         parts.append(f"peak_mem {peak_mem_gib:.1f} GiB")
+    if compiled:
+        parts.append(f"compiled +{compiled} graphs")
     if elapsed_s is not None:
         parts.append(f"elapsed {clock(elapsed_s)}")
     if eta_s is not None:
