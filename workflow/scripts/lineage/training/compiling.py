@@ -51,6 +51,6 @@ def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **o
 def graphs_compiled() -> int:
     """Frames Dynamo has compiled in this process so far. A step that adds some compiled anew (a first shape, a
     recompile for a new one): the step's line says so, which explains a slow step in the middle of a run."""
-    from torch._dynamo.utils import counters  # imported by the first compiled call anyway
+    from torch._dynamo.utils import counters  # loaded already: the trainer imports torch.compiler.disable-d code
 
     return int(counters["frames"].get("ok", 0))
