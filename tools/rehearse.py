@@ -276,12 +276,8 @@ def main(args) -> int:
         timed_to = profiled_from - 2 if prof else recipe.steps
         summary = watch.summary(steps, (args.timed_from, timed_to), world_size, held, planned, dims.expert, wall)
         if delay:
-            summary["host_delay"] = delay.describe(len(steps))
-            summary["text"] += (
-                f"\nsummary: host delay {args.host_delay_us:g} us before each of {len(delay.modules)} FSDP modules' "
-                f"forward: {summary['host_delay']['calls_per_step']:,.0f} calls a step (reruns included), "
-                f"{summary['host_delay']['added_s_per_step']:.2f} s of host time added a step"
-            )
+            summary["host_delay"], line = delay.report(len(steps))
+            summary["text"] += "\n" + line
         print(watch.table(steps, world_size), flush=True)
         print(summary["text"], flush=True)
         if prof:

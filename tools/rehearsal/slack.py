@@ -20,7 +20,7 @@ class HostDelay:
     """`microseconds` of spinning before every FSDP module's forward; counts the calls."""
 
     def __init__(self, model: torch.nn.Module, microseconds: float):
-        self.seconds = microseconds * 1e-6
+        self.microseconds = microseconds
         self.calls = 0
         self.modules = [m for m in model.modules() if isinstance(m, FSDPModule)]
         for module in self.modules:
@@ -29,16 +29,22 @@ class HostDelay:
     @torch.compiler.disable  # host time, never a graph: an expert module's hook runs inside its compiled mixer
     def _spin(self, module, args) -> None:
         self.calls += 1
-        end = time.perf_counter() + self.seconds
+        end = time.perf_counter() + self.microseconds * 1e-6
         while time.perf_counter() < end:
             pass
 
-    def describe(self, steps: int) -> dict:
-        """The calls a step and the host time they added a step."""
+    def report(self, steps: int) -> tuple[dict, str]:
+        """The calls a step and the host time they added a step, as the summary's entry and its line."""
         per_step = self.calls / steps if steps else 0.0
-        return {
-            "us": self.seconds * 1e6,
+        added = per_step * self.microseconds * 1e-6
+        entry = {
+            "us": self.microseconds,
             "fsdp_modules": len(self.modules),
             "calls_per_step": per_step,
-            "added_s_per_step": per_step * self.seconds,
+            "added_s_per_step": added,
         }
+        line = (
+            f"summary: host delay {self.microseconds:g} us before each of {len(self.modules)} FSDP modules' forward: "
+            f"{per_step:,.0f} calls a step (reruns included), {added:.2f} s of host time added a step"
+        )
+        return entry, line
