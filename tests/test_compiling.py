@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM
 from lineage.families import eager_mixers
 from lineage.modeling import CONFIG_CLASSES, SHAPES
 from lineage.training.checkpointing import enable_activation_checkpointing
-from lineage.training.compiling import compile_block
+from lineage.training.compiling import VARIANTS_PER_KIND, compile_block, graphs_compiled, prepare_compile
 from lineage.training.fsdp import blocks
 
 
@@ -60,3 +60,46 @@ def test_blocks_run_compiled_under_activation_checkpointing(mode):
     assert grads.keys() == reference.keys()
     for name, grad in grads.items():
         torch.testing.assert_close(grad, reference[name], rtol=1e-4, atol=1e-5, msg=f"{mode}: {name}")
+
+
+def train_step(model, length: int, grad: bool = True) -> int:
+    """Graphs Dynamo compiled for one forward (and backward) of a row of `length` tokens."""
+    ids = torch.randint(3, 256, (1, length), generator=torch.Generator().manual_seed(length))
+    before = graphs_compiled()
+    with torch.set_grad_enabled(grad):
+        loss = model(input_ids=ids, labels=ids).loss
+        if grad:
+            loss.backward()
+    return graphs_compiled() - before
+
+
+def job(workload: str, lengths: tuple[int, ...], validate: bool = False) -> list[int]:
+    """A fresh process's compiles, as a training job makes them: its blocks compiled for `workload`, one step a
+    length (then a validation pass); the graphs each compiled."""
+    torch._dynamo.reset()  # what a new process starts from: no compiled frames, no profile read yet
+    torch.compiler.config.job_id = None
+    model = tiny_hybrid()
+    prepare_compile(blocks(model), workload)
+    for block in blocks(model):
+        compile_block(block)
+    counts = [train_step(model, length) for length in lengths]
+    return counts + ([train_step(model, lengths[0], grad=False)] if validate else [])
+
+
+def test_jobs_of_one_workload_compile_each_kind_once_with_room_for_every_variant(tmp_path, monkeypatch):
+    """The hybrid's three block kinds share one forward: static and dynamic sizes, with and without gradients, are
+    12 variants of it, past Dynamo's default 8 (a frame past them runs eager; here it would fail). A second job of
+    the workload starts from the dynamic sizes the first found (its profile in the compile cache's folder): it
+    compiles no block anew at its second length, where a job of another workload recompiles every kind."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(torch._dynamo.config, "fail_on_recompile_limit_hit", True)
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)
+    monkeypatch.setattr(torch.compiler.config, "job_id", None)
+    kinds = 3  # Mamba-2, MoE, attention
+    first = job("w", (40, 48), validate=True)
+    assert torch._dynamo.config.recompile_limit == VARIANTS_PER_KIND * kinds
+    assert first[0] >= kinds and first[1] >= kinds, first  # each kind compiled, then recompiled with dynamic sizes
+    again = job("w", (44, 48))
+    other = job("x", (44, 48))
+    assert other[1] >= kinds, other
+    assert again[1] < kinds, again  # at most the checkpointing wrapper's frame, none of the block's

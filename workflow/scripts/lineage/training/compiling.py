@@ -20,13 +20,46 @@ that the rerun can stop before it (last_product.py). Selective checkpointing kee
 policy must see the ops it picks from, which compiled children hide (torch refuses: a cached tensor
 mutated), and whole blocks compiled with the checkpoint traced failed on the GPU at the second
 pack shape (AOTAutograd's partitioner; benchmarks/RESULTS.md).
+
+Two Dynamo settings serve per-block compiling (prepare_compile). Blocks of one class share one forward, so Dynamo
+keeps every block kind's graphs (in a hybrid: the Mamba-2, attention and MoE blocks) in that one frame's cache,
+each kind in up to four variants (sizes static, then dynamic; with gradients, and without for validation): past
+the cache's 8 entries the frame ran eager, as Stage 2's runs did on the H100 ("hit config.recompile_limit (8)").
+And Dynamo compiles a step's sizes as constants first and recompiles with them dynamic when they change: in every
+job anew, and the constants' graphs rarely match the compile cache of an earlier job (its first pack differs). Its
+profile-guided sizes (torch.compiler.config.job_id) let the jobs of one workload start from the dynamic graphs an
+earlier job settled on. On the H100 the first two steps' compiles took 36-118 s of each training job of the gpu
+lineage, the compile cache warm; on CPU a second job of the tiny hybrid compiled its first step in 2.8 s against
+11.9 s with the same cache and no profile, and nothing at its second (tests/test_compiling.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import torch
 
 from lineage import families
+
+VARIANTS_PER_KIND = 4  # sizes static and dynamic, each with and without gradients
+
+
+def prepare_compile(blocks: list[torch.nn.Module], workload: str | None) -> None:
+    """Before compiling `blocks`: room in Dynamo's cache for every kind's variants; and, given a `workload` (what
+    the compiled program depends on beyond the blocks' shapes), the sizes found to vary shared with the other jobs
+    of that workload and these blocks (Dynamo's profile in the compile cache's folder). A job id the user set wins."""
+    kinds = {tuple(type(child) for child in block.children()) for block in blocks}
+    dynamo = torch._dynamo.config
+    dynamo.recompile_limit = max(dynamo.recompile_limit, VARIANTS_PER_KIND * len(kinds))
+    if workload is not None and torch.compiler.config.job_id is None:
+        torch.compiler.config.job_id = f"lineage-{workload}-{architecture(blocks)}"
+
+
+def architecture(blocks: list[torch.nn.Module]) -> str:
+    """A digest of the blocks' classes and parameter shapes: the graphs a compile of them makes."""
+    shapes = [[type(b).__name__, [[n, list(p.shape)] for n, p in b.named_parameters()]] for b in blocks]
+    return hashlib.sha256(json.dumps(shapes).encode()).hexdigest()[:12]
 
 
 def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **options) -> list[str]:

@@ -24,7 +24,7 @@ from lineage.checkpoints.load import tied_aliases
 from lineage.modeling import prepare_kernels, routed_experts
 from lineage.parallel_dims import ParallelDims, check
 from lineage.training.checkpointing import enable_activation_checkpointing
-from lineage.training.compiling import compile_block
+from lineage.training.compiling import compile_block, prepare_compile
 from lineage.training.dist import DistEnv
 from lineage.training.expert_parallel import expert_modules, split_experts
 from lineage.training.last_product import leave_out_of_recompute
@@ -54,6 +54,7 @@ def shard(
     dims: ParallelDims | None = None,
     accumulate: str = "sharded",
     activation_checkpointing: bool | str = False,
+    compile_workload: str | None = None,
 ) -> torch.nn.Module:
     """Checkpoint activations (lineage.training.checkpointing), fully_shard every block, then the root;
     reduce by sum.
@@ -62,7 +63,8 @@ def shard(
     (the loop keeps them, and the gradients, across micro-batches: see accumulate_unsharded).
 
     With compile_blocks each block is compiled on its own before sharding (compiling.py: blocks of
-    one kind share a graph, and FSDP's all-gathers stay outside it), as its checkpointing allows.
+    one kind share a graph, and FSDP's all-gathers stay outside it), as its checkpointing allows; the jobs
+    of one compile_workload (compiling.prepare_compile) start from the sizes an earlier one found to vary.
 
     `dims` lays out the meshes (lineage/parallel_dims.py; default: full sharding over the launched ranks, E = 1),
     refused here, before anything runs, where it cannot split this model on these ranks.
@@ -95,6 +97,8 @@ def shard(
             sum_gradients(experts, ep_mesh["dp_mod_ep"])
     else:  # lineage/training/moe_dispatch.py: the copies sorted by expert and summed back by gathers
         use_sorted_dispatch(expert_modules(model))
+    if compile_blocks:
+        prepare_compile(blocks(model), compile_workload)
     for block in blocks(model):
         if activation_checkpointing is True:  # full: the rerun stops before the block's last product
             leave_out_of_recompute(block)
@@ -146,19 +150,21 @@ def sharded_model(
     experts_implementation: str | None = None,
     dims: ParallelDims | None = None,
     accumulate: str = "sharded",
+    compile_workload: str | None = None,
 ) -> torch.nn.Module:
     """The model of `config` built on the meta device, sharded, and given this rank's storage (unset, but for
     the non-persistent buffers such as rotary frequencies, which checkpoints do not hold); fp32 parameters.
 
     attn_implementation None keeps transformers' default for the model (sdpa where supported);
-    experts_implementation applies to MoE models only (transformers' grouped_mm or eager); dims: shard's.
+    experts_implementation applies to MoE models only (transformers' grouped_mm or eager); dims and
+    compile_workload: shard's.
     """
     prepare_kernels(config, env.device)
     config.use_cache = False
     options = build_options(config, attn_implementation, experts_implementation)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, **options)
-    shard(model, env, precision, compile_blocks, dims, accumulate, activation_checkpointing)
+    shard(model, env, precision, compile_blocks, dims, accumulate, activation_checkpointing, compile_workload)
     model.to_empty(device=env.device)
     for module in model.modules():
         if module._non_persistent_buffers_set:

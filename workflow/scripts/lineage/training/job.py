@@ -5,6 +5,8 @@ its loss between them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +81,7 @@ def sharded_model(
         experts_implementation=recipe.experts,
         dims=begun.dims,
         accumulate=options.accumulate,
+        compile_workload=compile_workload(options, recipe, begun) if recipe.compile else None,
     )
     head = attach_head(model, recipe)
     params: ParamCounts = count_params(model)
@@ -91,6 +94,21 @@ def sharded_model(
         model, lr=recipe.lr, betas=recipe.adam_betas, weight_decay=recipe.weight_decay, eps=recipe.adam_eps
     )
     return model, optimizer, params
+
+
+def compile_workload(options: JobOptions, recipe: TrainRecipe, begun: Start) -> str:
+    """What a job's compiled blocks depend on beyond their shapes: jobs that agree on it (the SFT and DPO runs of a
+    scale) start from the sizes an earlier one found to vary (lineage.training.compiling.prepare_compile)."""
+    facts = {
+        "precision": recipe.precision,
+        "activation_checkpointing": recipe.activation_checkpointing,
+        "attention": begun.attn_implementation,
+        "experts": recipe.experts,
+        "packing": [recipe.packing, recipe.tokens_per_pack if recipe.packing else None, recipe.packed_attention],
+        "dims": [begun.dims.nodes, begun.dims.processes_per_node, begun.dims.sharding, begun.dims.expert],
+        "accumulate": options.accumulate,
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def finish(
