@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _training_fixtures import build_base, launch, metrics, train_args
 from transformers import AutoModelForCausalLM
 
 from lineage.families import eager_mixers
@@ -103,3 +104,27 @@ def test_jobs_of_one_workload_compile_each_kind_once_with_room_for_every_variant
     other = job("x", (44, 48))
     assert other[1] >= kinds, other
     assert again[1] < kinds, again  # at most the checkpointing wrapper's frame, none of the block's
+
+
+@pytest.mark.slow
+def test_a_later_training_job_compiles_only_its_first_step(tmp_path, monkeypatch):
+    """The trainer as the rule launches it, twice on one machine's compile cache, each job its own data order: the
+    first compiles its blocks at its first step and again when its rows' lengths change; the second (another order,
+    so other first lengths) compiles them at its first step only, with the sizes the first found to vary. (What it
+    may compile later is transformers' checkpointing wrapper, a frame that only calls the block and whose sizes the
+    profile does not carry: 2 graphs against the first job's 10.)"""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    monkeypatch.delenv("TORCH_COMPILE_JOB_ID", raising=False)
+    base = build_base(tmp_path)
+    compiled = []
+    for seed in (0, 1):
+        out = tmp_path / f"seed{seed}"
+        launch(
+            "train_sft",
+            train_args(base["base"], base["sft"], out, seed=seed, compile=True, micro_batch_rows=8),
+            processes=1,
+        )
+        compiled.append([row["graphs_compiled"] for row in metrics(out.parent / f"{out.name}.metrics.jsonl")])
+    first, second = compiled
+    assert first[0] > 0 and any(first[1:]), first
+    assert second[0] > 0 and sum(second[1:]) < sum(first[1:]) / 2, (first, second)
