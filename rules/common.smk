@@ -84,6 +84,11 @@ onstart:
 os.environ.update(
     PATH=os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH", "")])
 )
+# Triton keeps what its autotuners measure on disk beside its compiled kernels (unless set otherwise), so only the
+# first GPU job of a machine times the Mamba-2 kernels' configurations; the others reuse its choice. Read when a
+# kernel's module is imported, so set for every job here. (On the H100 an evaluation's first part of 40 items took
+# 12.5 s and its second 0.4 s: the first calls of the kernels pay such costs in every job.)
+os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
 
 
 wildcard_constraints:
