@@ -78,7 +78,13 @@ build)
   echo "snakemake exit $rc after $(($(date +%s) - started)) s (this call)"
   grep -E "steps \([0-9]+%\) done|Error in rule|Nothing to be done|Complete log" "$OUT/build.log" | tail -8
   per_rule | tee "$OUT/per_rule.md"
-  cp -r logs/gpu "$OUT/logs" 2>/dev/null  # every job's own log comes back: where each job's time went
+  echo "== the steps that compiled, by training job (a later job should compile at its first step only)"
+  for log in logs/gpu/runs/*.log; do
+    grep -q "compiled +" "$log" || continue
+    grep -o '^step [0-9]*/[0-9]*\|compiled +[0-9]* graphs\|elapsed [0-9:]*' "$log" | paste -sd' ' |
+      grep -o 'step [0-9]*/[0-9]* compiled +[0-9]* graphs elapsed [0-9:]*' | paste -sd';' | sed "s|^|$(basename "$log" .log): |"
+  done
+  tar -czf "$OUT/logs.tgz" logs/gpu 2>/dev/null  # every job's own log, one file (a device call returns no deep folders)
   [[ $rc == 0 ]] || failed_logs
   ls results/gpu/published/soupF2 2>/dev/null && cat results/gpu/eval_table.md 2>/dev/null
   ;;
