@@ -35,12 +35,10 @@ lineage, the compile cache warm; on CPU a second job of the tiny hybrid compiled
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import torch
 
 from lineage import families
+from lineage.io import sha256_json
 
 VARIANTS_PER_KIND = 4  # sizes static and dynamic, each with and without gradients
 
@@ -59,7 +57,7 @@ def prepare_compile(blocks: list[torch.nn.Module], workload: str | None) -> None
 def architecture(blocks: list[torch.nn.Module]) -> str:
     """A digest of the blocks' classes and parameter shapes: the graphs a compile of them makes."""
     shapes = [[type(b).__name__, [[n, list(p.shape)] for n, p in b.named_parameters()]] for b in blocks]
-    return hashlib.sha256(json.dumps(shapes).encode()).hexdigest()[:12]
+    return sha256_json(shapes)[:12]
 
 
 def compile_block(block: torch.nn.Module, checkpointing: bool | str = False, **options) -> list[str]:

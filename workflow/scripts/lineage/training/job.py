@@ -5,8 +5,6 @@ its loss between them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +13,7 @@ from typing import Any
 from transformers import AutoConfig, AutoTokenizer
 
 from lineage.chat import Bundle, load_bundle
+from lineage.io import sha256_json
 from lineage.modeling import ParamCounts, count_params
 from lineage.parallel_dims import ParallelDims
 from lineage.training import dist as tdist
@@ -108,7 +107,7 @@ def compile_workload(options: JobOptions, recipe: TrainRecipe, begun: Start) -> 
         "dims": [begun.dims.nodes, begun.dims.processes_per_node, begun.dims.sharding, begun.dims.expert],
         "accumulate": options.accumulate,
     }
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:12]
+    return sha256_json(facts)[:12]
 
 
 def finish(
