@@ -12,6 +12,9 @@
 # audit stops after its dry runs), TARGET (what build makes, default soupF2_eval) and MODEL (what check loads, default
 # the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
 #   TARGET=stage1_sft bash benchmarks/gpu_lineage.sh build OUT && MODEL=results/gpu/models/stage1_sft bash ... check OUT
+# build exits 0 once the published model is there, so a call of a fixed length builds on and checks when it can
+# (check: ~90 s on an H100), the next call going on where this one was cut:
+#   LIMIT=480 bash benchmarks/gpu_lineage.sh build OUT && bash benchmarks/gpu_lineage.sh check OUT
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
 phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
