@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -91,6 +92,8 @@ def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: b
     share_cpu_threads()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
+    if rank == 0 and (age := process_age_s()) is not None:
+        print(f"job start: {age:.1f} s after the interpreter began (mostly imports)", flush=True)
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     check_device(device)
     use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
@@ -123,6 +126,17 @@ def init_distributed(device: str = "auto", timeout_min: int = 30, *, training: b
     return DistEnv(
         rank=rank, world_size=world_size, local_rank=local_rank, device=dev, local_world_size=local_world_size
     )
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process began (Linux's /proc; None elsewhere). A job prints it as it starts: on one H100
+    host the GPU jobs spent ~20 s before their own clocks began, and this splits the imports from the rest."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()  # from field 3: the name may hold spaces
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: the start, in clock ticks since boot
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def describe_world(env: DistEnv, dims: ParallelDims) -> str:
