@@ -6,19 +6,24 @@
 # Run as (repository root of a checkout whose results/gpu is empty or from an earlier cut-off call):
 #   bash benchmarks/gpu_lineage.sh build OUT_DIR      # from nothing (or on from where a cut-off call left it)
 #   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
-#   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: from_pretrained on CPU and CUDA,
-#                                                     # its scores and greedy text against lm-eval's HF backend
+#   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: load, then compare
+#   bash benchmarks/gpu_lineage.sh load OUT_DIR       # from_pretrained on CPU and on CUDA, the same logits
+#   bash benchmarks/gpu_lineage.sh compare OUT_DIR    # its scores and greedy text against lm-eval's HF backend
+#   bash benchmarks/gpu_lineage.sh same OUT_DIR       # the published soupF2 and models/soupF2 (FROM): equal logits
 # SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540), PLANS_ONLY (1: the
-# audit stops after its dry runs), TARGET (what build makes, default soupF2_eval) and MODEL (what check loads, default
-# the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
+# audit stops after its dry runs), TARGET (what build makes, default soupF2_eval) and MODEL (what load and compare
+# read, default the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
 #   TARGET=stage1_sft bash benchmarks/gpu_lineage.sh build OUT && MODEL=results/gpu/models/stage1_sft bash ... check OUT
-# build exits 0 once the published model is there, so a call of a fixed length builds on and checks when it can
-# (check: ~90 s on an H100), the next call going on where this one was cut:
-#   LIMIT=480 bash benchmarks/gpu_lineage.sh build OUT && bash benchmarks/gpu_lineage.sh check OUT
+# build exits 0 once its target is there. The comparison (~3 min on an H100, most of it its warm-up) need not wait
+# for the evaluations and the publishing: run it on soupF2's directory beside the rest of the build, then show the
+# published repository loads and gives that directory's logits exactly:
+#   TARGET=soupF2 bash gpu_lineage.sh build OUT/b && { MODEL=results/gpu/models/soupF2 bash gpu_lineage.sh compare OUT/c &
+#   bash gpu_lineage.sh build OUT/p; wait; } && bash gpu_lineage.sh load OUT/l && bash gpu_lineage.sh same OUT/s
+# (a device call cut by its limit: the next goes on where it was cut; LIMIT bounds each build).
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
-phase=${1:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
-OUT=${2:?usage: gpu_lineage.sh build|audit|check OUT_DIR}
+phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|same OUT_DIR}
+OUT=${2:?usage: gpu_lineage.sh build|audit|check|load|compare|same OUT_DIR}
 mkdir -p "$OUT"
 SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
 TARGET=${TARGET:-soupF2_eval}
@@ -72,6 +77,22 @@ print(f"{device}: {type(model).__name__}, {count:,} parameters, logits {tuple(lo
 PY
 )
 
+SAME_LOGITS=$(cat <<'PY'
+import sys
+from pathlib import Path
+
+from safetensors.torch import load_file
+
+first, second = (load_file(path)["logits"] for path in sys.argv[1:3])
+gap = (first - second).abs().max().item()
+same = bool((first.argmax(-1) == second.argmax(-1)).all())
+names = " vs ".join(Path(path).stem.removeprefix("logits_") for path in sys.argv[1:3])
+print(f"{names}: max |logit difference| {gap:.2e}, same argmax at every position: {same}")
+if sys.argv[3:] == ["exact"] and gap != 0.0:
+    sys.exit(f"{names}: the logits differ ({gap:.2e}): not the same model")
+PY
+)
+
 case $phase in
 build)
   started=$(date +%s)
@@ -119,24 +140,29 @@ audit)
   echo "rerun exit $?; resumed:"
   grep -E "resumed from|saved results" logs/gpu/runs/sftw4.log
   ;;
-check)
-  published=${MODEL:-results/gpu/published/soupF2}
-  echo "== from_pretrained on CPU and on CUDA: $published"
+load | check)
+  model=${MODEL:-results/gpu/published/soupF2}
+  echo "== from_pretrained on CPU and on CUDA: $model"
   # the CPU side runs where the Mamba kernels do not import, as on a machine without CUDA (they need it to
   # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones
-  python3 - "$published" cpu "$OUT/logits_cpu.safetensors" hide-kernels <<<"$FORWARD" &&
-    python3 - "$published" cuda "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
-    python3 - "$OUT" <<'PY'
-import sys
-from safetensors.torch import load_file
-
-cpu, cuda = (load_file(f"{sys.argv[1]}/logits_{d}.safetensors")["logits"] for d in ("cpu", "cuda"))
-gap = (cpu - cuda).abs().max().item()
-same = bool((cpu.argmax(-1) == cuda.argmax(-1)).all())
-print(f"CPU vs CUDA: max |logit difference| {gap:.2e}, same argmax at every position: {same}")
-PY
-  echo "== our evaluation against lm-eval's HF backend on $published (float32, TF32 off)"
-  python3 benchmarks/eval_vs_lm_eval.py --model "$published" --device cuda --dtype float32 --items 200 \
+  python3 - "$model" cpu "$OUT/logits_cpu.safetensors" hide-kernels <<<"$FORWARD" &&
+    python3 - "$model" cuda "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
+    python3 - "$OUT"/logits_{cpu,cuda}.safetensors <<<"$SAME_LOGITS"
+  ;;&
+compare | check)
+  model=${MODEL:-results/gpu/published/soupF2}
+  echo "== our evaluation against lm-eval's HF backend on $model (float32, TF32 off)"
+  python3 benchmarks/eval_vs_lm_eval.py --model "$model" --device cuda --dtype float32 --items 200 \
     --batch-size 32 --max-new-tokens 64 --json "$OUT/eval_vs_lm_eval.json" 2>&1 | grep -v '^\[transformers\]' | tail -25
+  ;;
+same)
+  # the published repository against the directory it was published from (its weights may be rewritten into the
+  # published layout): equal logits on CUDA, so a comparison run on the directory holds for the published model
+  from=${FROM:-results/gpu/models/soupF2}
+  model=${MODEL:-results/gpu/published/soupF2}
+  echo "== $model against $from: the same logits on CUDA?"
+  python3 - "$from" cuda "$OUT/logits_from.safetensors" <<<"$FORWARD" &&
+    python3 - "$model" cuda "$OUT/logits_published.safetensors" <<<"$FORWARD" &&
+    python3 - "$OUT"/logits_{from,published}.safetensors exact <<<"$SAME_LOGITS"
   ;;
 esac
