@@ -15,15 +15,14 @@
 # read, default the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
 #   TARGET=stage1_sft bash benchmarks/gpu_lineage.sh build OUT && MODEL=results/gpu/models/stage1_sft bash ... check OUT
 # build exits 0 once its target is there. The comparison (~3 min on an H100, most of it its warm-up) need not wait
-# for the evaluations and the publishing: run it on soupF2's directory beside the rest of the build, then show the
-# published repository loads and gives that directory's logits exactly:
-#   TARGET=soupF2 bash gpu_lineage.sh build OUT/b && { MODEL=results/gpu/models/soupF2 bash gpu_lineage.sh compare OUT/c &
-#   bash gpu_lineage.sh build OUT/p; wait; } && bash gpu_lineage.sh load OUT/l && bash gpu_lineage.sh same OUT/s
-# (a device call cut by its limit: the next goes on where it was cut; LIMIT bounds each build).
+# for the evaluations and the publishing: `published` builds soupF2, compares its directory with lm-eval beside the
+# rest of the build, then loads the published repository and shows it gives that directory's logits exactly, all
+# within LIMIT, each call going on where the last was cut (one warm machine):
+#   LIMIT=570 bash benchmarks/gpu_lineage.sh published OUT     # again until it exits 0
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
-phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|same OUT_DIR}
-OUT=${2:?usage: gpu_lineage.sh build|audit|check|load|compare|same OUT_DIR}
+phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|same|published OUT_DIR}
+OUT=${2:?usage: gpu_lineage.sh build|audit|check|load|compare|same|published OUT_DIR}
 mkdir -p "$OUT"
 SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
 TARGET=${TARGET:-soupF2_eval}
@@ -111,6 +110,32 @@ build)
   tar -czf "$OUT/logs.tgz" logs/gpu 2>/dev/null  # every job's own log, one file (a device call returns no deep folders)
   [[ $rc == 0 ]] || failed_logs
   ls results/gpu/published/soupF2 2>/dev/null && cat results/gpu/eval_table.md 2>/dev/null
+  ;;
+published)
+  # what the published soupF2 must show, in the fewest device seconds, within LIMIT; a call cut by its limit is gone
+  # on by the next one on the same machine (MARKS keeps what is done): soupF2 first, its comparison with lm-eval
+  # beside the evaluations and the publishing, then the published repository loaded and equal to soupF2's directory
+  marks=${MARKS:-/tmp/gpu_lineage}
+  mkdir -p "$marks"
+  soup=results/gpu/models/soupF2 published=results/gpu/published/soupF2
+  deadline=$(($(date +%s) + ${LIMIT:-540}))
+  budget() {  # sets $left, the seconds to the deadline; with none left the call ends (`timeout 0` means no limit)
+    left=$((deadline - $(date +%s)))
+    ((left > 5)) || { echo "LIMIT reached: call again to go on"; exit 1; }
+  }
+  budget
+  [[ -f $soup/config.json ]] || TARGET=soupF2 LIMIT=$left bash "$0" build "$OUT/soup"
+  [[ -f $soup/config.json ]] || exit 1
+  budget
+  if [[ ! -f $marks/compared ]]; then
+    (MODEL=$soup timeout "$left" bash "$0" compare "$OUT/compare" >"$OUT/compare.log" 2>&1 && touch "$marks/compared") &
+  fi
+  [[ -f $published/config.json ]] || LIMIT=$left bash "$0" build "$OUT/rest"
+  wait
+  tail -22 "$OUT/compare.log" 2>/dev/null
+  [[ -f $published/config.json && -f $marks/compared ]] || exit 1
+  budget
+  timeout "$left" bash "$0" load "$OUT/load" && budget && timeout "$left" bash "$0" same "$OUT/same"
   ;;
 audit)
   echo "== a rerun plans:"
