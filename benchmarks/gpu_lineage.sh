@@ -135,6 +135,7 @@ published)
   tail -22 "$OUT/compare.log" 2>/dev/null
   [[ -f $published/config.json && -f $marks/compared ]] || exit 1
   budget
+  export MODEL=$published FROM=$soup  # a MODEL the caller set is not what this phase shows
   timeout "$left" bash "$0" load "$OUT/load" && budget && timeout "$left" bash "$0" same "$OUT/same"
   ;;
 audit)
