@@ -56,23 +56,25 @@ failed_logs() {  # the end of each failed job's log
 }
 
 FORWARD=$(cat <<'PY'
+# python3 - DEVICE MODEL OUT [MODEL OUT ...]: each model's logits on one sentence, in one process (imports once)
 import sys
 
-if sys.argv[4:] == ["hide-kernels"]:
+device, jobs = sys.argv[1], list(zip(sys.argv[2::2], sys.argv[3::2]))
+if device == "cpu":  # as on a machine without CUDA, where the Mamba kernels do not install (see load)
     sys.modules.update({"causal_conv1d": None, "mamba_ssm": None})
 import torch
 from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-path, device, out = sys.argv[1:4]
-tokenizer = AutoTokenizer.from_pretrained(path)
-ids = tokenizer("The lineage is rebuilt stage by stage.", return_tensors="pt").input_ids
-model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
-with torch.no_grad():
-    logits = model(ids.to(device)).logits.float().cpu()
-save_file({"logits": logits}, out)
-count = sum(p.numel() for p in model.parameters())
-print(f"{device}: {type(model).__name__}, {count:,} parameters, logits {tuple(logits.shape)}")
+for path, out in jobs:
+    ids = AutoTokenizer.from_pretrained(path)("The lineage is rebuilt stage by stage.", return_tensors="pt").input_ids
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
+    with torch.no_grad():
+        logits = model(ids.to(device)).logits.float().cpu()
+    save_file({"logits": logits}, out)
+    count = sum(p.numel() for p in model.parameters())
+    print(f"{device}: {path}: {type(model).__name__}, {count:,} parameters, logits {tuple(logits.shape)}")
+    del model
 PY
 )
 
@@ -171,8 +173,8 @@ load | check)
   echo "== from_pretrained on CPU and on CUDA: $model"
   # the CPU side runs where the Mamba kernels do not import, as on a machine without CUDA (they need it to
   # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones
-  python3 - "$model" cpu "$OUT/logits_cpu.safetensors" hide-kernels <<<"$FORWARD" &&
-    python3 - "$model" cuda "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
+  python3 - cpu "$model" "$OUT/logits_cpu.safetensors" <<<"$FORWARD" &&
+    python3 - cuda "$model" "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
     python3 - "$OUT"/logits_{cpu,cuda}.safetensors <<<"$SAME_LOGITS"
   ;;&
 compare | check)
@@ -187,8 +189,7 @@ same)
   from=${FROM:-results/gpu/models/soupF2}
   model=${MODEL:-results/gpu/published/soupF2}
   echo "== $model against $from: the same logits on CUDA?"
-  python3 - "$from" cuda "$OUT/logits_from.safetensors" <<<"$FORWARD" &&
-    python3 - "$model" cuda "$OUT/logits_published.safetensors" <<<"$FORWARD" &&
+  python3 - cuda "$from" "$OUT/logits_from.safetensors" "$model" "$OUT/logits_published.safetensors" <<<"$FORWARD" &&
     python3 - "$OUT"/logits_{from,published}.safetensors exact <<<"$SAME_LOGITS"
   ;;
 esac
