@@ -19,6 +19,8 @@
 # rest of the build, then loads the published repository and shows it gives that directory's logits exactly, all
 # within LIMIT, each call going on where the last was cut (one warm machine):
 #   LIMIT=570 bash benchmarks/gpu_lineage.sh published OUT     # again until it exits 0
+# With ~15 minutes of GPU, the scale's shortest lineage (Stage 1 = stage1_sft, fewer steps; one call + 2 min):
+#   SNAKEMAKE="python3 -m snakemake --configfile config.yaml benchmarks/overlays/gpu-stage1-sft.yaml" LIMIT=570 ...
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
 phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|same|published OUT_DIR}

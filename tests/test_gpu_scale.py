@@ -96,3 +96,20 @@ def test_the_planner_reads_the_scale_it_is_given(capsys):
     assert "| 100 |" in stage1_sft  # the scale's steps, not the card's 4,780
     with pytest.raises(ValueError, match="--scale laptop: config.yaml has scales embedded, gpu, full"):
         plan.main(["--lineage", "--scale", "laptop"])
+
+
+@pytest.mark.parametrize("overlay", sorted((REPO / "benchmarks" / "overlays").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_benchmark_overlay_still_builds_a_lineage(overlay):
+    scale = overlay.stem.split("-")[0]
+    assert lineage(scale, read_config(overlays=[overlay], scale=scale)).runs
+
+
+def test_the_short_gpu_overlay_drops_the_dpo_chain_and_keeps_the_scale_paths():
+    overlay = REPO / "benchmarks" / "overlays" / "gpu-stage1-sft.yaml"
+    short, gpu = lineage("gpu", read_config(overlays=[overlay], scale="gpu")), lineage("gpu")
+    assert not {"dpo1", "dpo4"} & set(short.in_lineage) and {"dpo1", "dpo4"} <= set(gpu.in_lineage)
+    assert {"stage1_sft", "sftw2", "sftw4", "sftwF", "soup24", "soupF2"} <= set(short.in_lineage)
+    for name in ("stage1_sft", "sftw4"):
+        kept, full = short.runs[name].recipe, gpu.runs[name].recipe
+        assert kept.steps < full.steps
+        assert (kept.packing, kept.compile, kept.fused_loss) == (full.packing, full.compile, full.fused_loss)
