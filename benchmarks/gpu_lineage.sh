@@ -7,12 +7,13 @@
 #   bash benchmarks/gpu_lineage.sh build OUT_DIR      # from nothing (or on from where a cut-off call left it)
 #   bash benchmarks/gpu_lineage.sh audit OUT_DIR      # on the built lineage: plan, forcerun, SIGTERM + resume
 #   bash benchmarks/gpu_lineage.sh check OUT_DIR      # the published soupF2: load, then compare
-#   bash benchmarks/gpu_lineage.sh load OUT_DIR       # from_pretrained on CPU and on CUDA, the same logits
+#   bash benchmarks/gpu_lineage.sh load OUT_DIR       # from_pretrained on CPU and on CUDA, the same logits; with
+#                                                     # FROM, that directory's logits on CUDA equal to them exactly
 #   bash benchmarks/gpu_lineage.sh compare OUT_DIR    # its scores and greedy text against lm-eval's HF backend
-#   bash benchmarks/gpu_lineage.sh same OUT_DIR       # the published soupF2 and models/soupF2 (FROM): equal logits
 # SNAKEMAKE (default `python3 -m snakemake`), LIMIT (seconds the build may run, default 540), PLANS_ONLY (1: the
-# audit stops after its dry runs), TARGET (what build makes, default soupF2_eval) and MODEL (what load and compare
-# read, default the published soupF2) are read. A first look at a trained model in one call (~9 min on an H100):
+# audit stops after its dry runs), TARGET (what build makes, default soupF2_eval), MODEL (what load and compare
+# read, default the published soupF2) and FROM (what load finds MODEL equal to, e.g. the directory it was published
+# from) are read. A first look at a trained model in one call (~9 min on an H100):
 #   TARGET=stage1_sft bash benchmarks/gpu_lineage.sh build OUT && MODEL=results/gpu/models/stage1_sft bash ... check OUT
 # build exits 0 once its target is there. The comparison (~3 min on an H100, most of it its warm-up) need not wait
 # for the evaluations and the publishing: `published` builds soupF2, compares its directory with lm-eval beside the
@@ -23,8 +24,8 @@
 #   SNAKEMAKE="python3 -m snakemake --configfile config.yaml benchmarks/overlays/gpu-stage1-sft.yaml" LIMIT=570 ...
 source "$(dirname "${BASH_SOURCE[0]}")/_help.sh"
 set -uo pipefail
-phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|same|published OUT_DIR}
-OUT=${2:?usage: gpu_lineage.sh build|audit|check|load|compare|same|published OUT_DIR}
+phase=${1:?usage: gpu_lineage.sh build|audit|check|load|compare|published OUT_DIR}
+OUT=${2:?usage: gpu_lineage.sh build|audit|check|load|compare|published OUT_DIR}
 mkdir -p "$OUT"
 SNAKEMAKE=${SNAKEMAKE:-python3 -m snakemake}
 TARGET=${TARGET:-soupF2_eval}
@@ -139,8 +140,7 @@ published)
   tail -22 "$OUT/compare.log" 2>/dev/null
   [[ -f $published/config.json && -f $marks/compared ]] || exit 1
   budget
-  export MODEL=$published FROM=$soup  # a MODEL the caller set is not what this phase shows
-  timeout "$left" bash "$0" load "$OUT/load" && budget && timeout "$left" bash "$0" same "$OUT/same"
+  MODEL=$published FROM=$soup timeout "$left" bash "$0" load "$OUT/load"  # not a MODEL or FROM the caller set
   ;;
 audit)
   echo "== a rerun plans:"
@@ -172,26 +172,20 @@ audit)
   ;;
 load | check)
   model=${MODEL:-results/gpu/published/soupF2}
-  echo "== from_pretrained on CPU and on CUDA: $model"
+  echo "== from_pretrained on CPU and on CUDA: $model${FROM:+; against $FROM on CUDA}"
   # the CPU side runs where the Mamba kernels do not import, as on a machine without CUDA (they need it to
-  # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones
+  # install): transformers calls an installed kernel whatever the tensors' device, and the kernel refuses CPU ones.
+  # FROM (the directory MODEL was published from; its weights may be rewritten into the published layout) must give
+  # MODEL's logits exactly, so a comparison run on the directory holds for the published model
   python3 - cpu "$model" "$OUT/logits_cpu.safetensors" <<<"$FORWARD" &&
-    python3 - cuda "$model" "$OUT/logits_cuda.safetensors" <<<"$FORWARD" &&
-    python3 - "$OUT"/logits_{cpu,cuda}.safetensors <<<"$SAME_LOGITS"
+    python3 - cuda "$model" "$OUT/logits_cuda.safetensors" ${FROM:+"$FROM" "$OUT/logits_from.safetensors"} <<<"$FORWARD" &&
+    python3 - "$OUT"/logits_{cpu,cuda}.safetensors <<<"$SAME_LOGITS" &&
+    { [[ -z ${FROM:-} ]] || python3 - "$OUT"/logits_{from,cuda}.safetensors exact <<<"$SAME_LOGITS"; }
   ;;&
 compare | check)
   model=${MODEL:-results/gpu/published/soupF2}
   echo "== our evaluation against lm-eval's HF backend on $model (float32, TF32 off)"
   python3 benchmarks/eval_vs_lm_eval.py --model "$model" --device cuda --dtype float32 --items 200 \
     --batch-size 32 --max-new-tokens 64 --json "$OUT/eval_vs_lm_eval.json" 2>&1 | grep -v '^\[transformers\]' | tail -25
-  ;;
-same)
-  # the published repository against the directory it was published from (its weights may be rewritten into the
-  # published layout): equal logits on CUDA, so a comparison run on the directory holds for the published model
-  from=${FROM:-results/gpu/models/soupF2}
-  model=${MODEL:-results/gpu/published/soupF2}
-  echo "== $model against $from: the same logits on CUDA?"
-  python3 - cuda "$from" "$OUT/logits_from.safetensors" "$model" "$OUT/logits_published.safetensors" <<<"$FORWARD" &&
-    python3 - "$OUT"/logits_{from,published}.safetensors exact <<<"$SAME_LOGITS"
   ;;
 esac
